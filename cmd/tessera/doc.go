@@ -1,0 +1,67 @@
+// Command tessera starts and inspects Tessera jobs.
+//
+// A Tessera program is SPMD: the same binary runs as N processes, the
+// localities, which find each other, prove they belong to the same job and
+// then exchange parcels. The tessera command is the launcher that makes
+// those N processes on one machine, in the way mpirun or hpxrun.py do for
+// MPI and HPX; on a cluster the batch system starts them instead. Later
+// this command will also hold the tools that read Tessera traces.
+//
+// Usage:
+//
+//	tessera run -n N [--grace D] [--] prog [args...]
+//	tessera info
+//	tessera help
+//
+// # run
+//
+// run starts N processes of prog with args, the localities 0 to N-1. prog is
+// looked up in PATH when it has no slash. Each locality gets the launcher's
+// environment plus
+//
+//	TESSERA_LOCALITY        its id, 0 to N-1
+//	TESSERA_NUM_LOCALITIES  N
+//	TESSERA_SECRET          64 hex digits: 32 random bytes, the same for the
+//	                        whole job, which the localities use to prove to
+//	                        each other that they belong to it
+//	TESSERA_JOB_ID          random hex that names the job
+//	TESSERA_LISTEN_HOST     127.0.0.1, where the localities listen
+//	TESSERA_ROOT_ADDR       host:port of locality 0, where the others
+//	                        connect first
+//	TESSERA_ROOT_FD         3, for locality 0 only
+//
+// Inherited variables of these names are replaced. The launcher opens the
+// root listener itself, on 127.0.0.1 with a port the system picks, before
+// any locality starts, and hands it to locality 0 as file descriptor 3
+// (hence TESSERA_ROOT_FD), then closes its own copy. Locality 0 accepts on
+// the inherited socket, so the address is known to every locality from the
+// start and no other process can take the port in between.
+//
+// Every line a locality writes to stdout or stderr comes out on the
+// launcher's stdout or stderr prefixed with "[L<id>] ". Lines of different
+// localities never mix; a last line without a newline gets one when the
+// locality exits, and a line longer than 1 MiB is cut into pieces of 1 MiB.
+// The localities' stdin is empty. The launcher's own messages start with
+// "[tessera] " and go to stderr.
+//
+// Each locality runs in a process group of its own. The launcher catches
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT and forwards them to every locality
+// still running, so Ctrl-C reaches each locality exactly once and Ctrl-\
+// makes every Go locality print its goroutines, prefixed.
+//
+// run exits 0 when every locality exits 0. Otherwise it exits with the
+// first non-zero status in the order the localities exited, a locality
+// killed by signal s counting as 128+s. Once one locality has exited
+// non-zero the others get --grace (10s by default) to notice the dead peer
+// and exit by themselves; the launcher then kills those still running with
+// SIGKILL, and their deaths do not change the status. When the job cannot
+// be run at all (bad flags, fewer than one locality, a program that cannot
+// be found or started) run says what was wrong and exits 2.
+//
+// # info
+//
+// info prints the version of Tessera, the module version and version
+// control revision the command was built from, the build tags, among them
+// whether the openblas tag was set, the Go version, GOOS/GOARCH and
+// GOMAXPROCS.
+package main

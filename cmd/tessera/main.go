@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: tessera <command> [arguments]
+
+Commands:
+  run -n N [--grace D] [--] prog [args...]
+        start N localities of the SPMD program prog on this machine
+  info  print the version, build and platform
+  help  print this text
+
+Flags of run:
+  -n N        number of localities, at least 1 (required)
+  --grace D   once a locality has exited with a non-zero status, how long
+              to wait for the others to exit by themselves before killing
+              them (default 10s)
+`
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// dispatch runs the subcommand named by args[0] and returns the exit status.
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "info":
+		return cmdInfo(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "tessera: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

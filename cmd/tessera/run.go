@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runOptions describes one job: N localities of one program.
+type runOptions struct {
+	N     int           // number of localities
+	Grace time.Duration // after a non-zero exit, how long the others may take to exit
+	Prog  string        // program to run; looked up in PATH when it has no slash
+	Args  []string      // arguments of prog
+
+	// Env is the environment the children start from; nil means
+	// os.Environ(). The TESSERA_* variables of the job replace any
+	// inherited ones.
+	Env []string
+
+	// Signals delivers the signals to forward to every child still
+	// running; nil forwards none.
+	Signals <-chan os.Signal
+}
+
+func (o *runOptions) validate() error {
+	switch {
+	case o.N < 1:
+		return fmt.Errorf("the number of localities (-n) must be at least 1, not %d", o.N)
+	case o.Prog == "":
+		return errors.New("no program to run")
+	case o.Grace < 0:
+		return fmt.Errorf("--grace must not be negative, not %v", o.Grace)
+	}
+	return nil
+}
+
+// forwardedSignals are the signals the launcher catches and passes on to the
+// localities. SIGHUP and SIGQUIT are among them because the localities have
+// process groups of their own and would not see them otherwise.
+func forwardedSignals() []os.Signal {
+	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+}
+
+// cmdRun is the run subcommand.
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseRunArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals()...)
+	defer signal.Stop(sigs)
+	opts.Signals = sigs
+
+	code, err := runJob(context.Background(), opts, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tessera run: %v\n", err)
+	}
+	return code
+}
+
+// parseRunArgs parses the arguments of run. Whatever is wrong is reported on
+// stderr; the error returned is flag.ErrHelp when help was asked for.
+func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
+	fs := flag.NewFlagSet("tessera run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	n := fs.Int("n", 0, "number of localities")
+	grace := fs.Duration("grace", 10*time.Second, "how long to wait for the other localities after a failure")
+	if err := fs.Parse(args); err != nil {
+		return runOptions{}, err // the flag package has reported it
+	}
+	opts := runOptions{N: *n, Grace: *grace}
+	if fs.NArg() > 0 {
+		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
+	}
+	if err := opts.validate(); err != nil {
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--] prog [args...]\n", err)
+		return runOptions{}, err
+	}
+	return opts, nil
+}
+
+// child is one locality of a running job.
+type child struct {
+	loc      int
+	cmd      *exec.Cmd
+	out, err *prefixWriter
+	waitErr  error // what cmd.Wait returned
+	done     bool  // it has exited
+	killed   bool  // the launcher sent it SIGKILL
+}
+
+// runJob starts opts.N localities of opts.Prog, copies their output with
+// prefixes to stdout and stderr, forwards opts.Signals to them and waits for
+// all of them to exit. It returns the job's exit status: 0 if every
+// locality exited 0, otherwise the first non-zero status in the order the
+// localities exited, where death by signal s counts as 128+s unless the
+// launcher itself killed the locality. When the job could not be run as
+// asked (bad options, a program that cannot be started, ctx done) err is
+// non-nil and the status is 2; localities already started are killed and
+// waited for first.
+func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exitCode int, err error) {
+	if err := opts.validate(); err != nil {
+		return 2, err
+	}
+	path, err := exec.LookPath(opts.Prog)
+	if err != nil {
+		return 2, fmt.Errorf("cannot run %q: %w", opts.Prog, err)
+	}
+	secret, err := randomHex(32)
+	if err != nil {
+		return 2, err
+	}
+	jobID, err := randomHex(8)
+	if err != nil {
+		return 2, err
+	}
+
+	// The root listener is opened here, before any child starts, and
+	// handed to locality 0 as fd 3: its address is known to everybody and
+	// no other process can take the port in between.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 2, fmt.Errorf("opening the root listener: %w", err)
+	}
+	rootAddr := ln.Addr().String()
+	rootFile, err := ln.(*net.TCPListener).File()
+	ln.Close() // rootFile keeps the socket open
+	if err != nil {
+		return 2, fmt.Errorf("opening the root listener: %w", err)
+	}
+	defer rootFile.Close() // closed early, once locality 0 has started
+
+	base := opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	base = slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "TESSERA_LOCALITY", "TESSERA_NUM_LOCALITIES", "TESSERA_SECRET", "TESSERA_JOB_ID",
+			"TESSERA_LISTEN_HOST", "TESSERA_ROOT_ADDR", "TESSERA_ROOT_FD":
+			return true
+		}
+		return false
+	})
+	base = append(base,
+		"TESSERA_NUM_LOCALITIES="+strconv.Itoa(opts.N),
+		"TESSERA_SECRET="+secret,
+		"TESSERA_JOB_ID="+jobID,
+		"TESSERA_LISTEN_HOST=127.0.0.1",
+		"TESSERA_ROOT_ADDR="+rootAddr,
+	)
+
+	outSink := &syncWriter{w: stdout}
+	errSink := &syncWriter{w: stderr}
+	note := func(format string, args ...any) {
+		errSink.writeLine([]byte("[tessera] " + fmt.Sprintf(format, args...) + "\n"))
+	}
+
+	children := make([]*child, 0, opts.N)
+	exited := make(chan *child, opts.N)
+	killAll := func() {
+		for _, c := range children {
+			if !c.done {
+				c.killed = true
+				_ = c.cmd.Process.Kill()
+			}
+		}
+	}
+	for i := range opts.N {
+		c := &child{
+			loc: i,
+			out: newPrefixWriter(outSink, fmt.Sprintf("[L%d] ", i)),
+			err: newPrefixWriter(errSink, fmt.Sprintf("[L%d] ", i)),
+		}
+		cmd := exec.Command(path, opts.Args...)
+		cmd.Args[0] = opts.Prog
+		cmd.Env = append(slices.Clip(base), "TESSERA_LOCALITY="+strconv.Itoa(i))
+		cmd.Stdout, cmd.Stderr = c.out, c.err
+		cmd.SysProcAttr = childSysProcAttr()
+		if i == 0 {
+			cmd.ExtraFiles = []*os.File{rootFile} // fd 3 in the child
+			cmd.Env = append(cmd.Env, "TESSERA_ROOT_FD=3")
+		}
+		c.cmd = cmd
+		err := cmd.Start()
+		if i == 0 {
+			rootFile.Close() // locality 0 owns the listener now
+		}
+		if err != nil {
+			killAll()
+			for range children {
+				<-exited
+			}
+			return 2, fmt.Errorf("starting locality %d: %w", i, err)
+		}
+		children = append(children, c)
+		go func() {
+			c.waitErr = cmd.Wait() // returns once the output is copied too
+			c.out.Flush()
+			c.err.Flush()
+			exited <- c
+		}()
+	}
+
+	var (
+		status  int
+		running = len(children)
+		graceC  <-chan time.Time
+		ctxErr  error
+		done    = ctx.Done()
+	)
+	for running > 0 {
+		select {
+		case c := <-exited:
+			c.done = true
+			running--
+			code, desc := exitStatus(c)
+			if code == 0 {
+				continue
+			}
+			note("locality %d %s", c.loc, desc)
+			if status != 0 {
+				continue
+			}
+			status = code
+			if running > 0 {
+				note("waiting up to %v for the other %d localities to exit", opts.Grace, running)
+				t := time.NewTimer(opts.Grace)
+				defer t.Stop()
+				graceC = t.C
+			}
+		case sig := <-opts.Signals:
+			for _, c := range children {
+				if !c.done {
+					_ = c.cmd.Process.Signal(sig)
+				}
+			}
+		case <-graceC:
+			graceC = nil
+			var locs []string
+			for _, c := range children {
+				if !c.done {
+					locs = append(locs, strconv.Itoa(c.loc))
+				}
+			}
+			note("killing localities still running after %v: %s", opts.Grace, strings.Join(locs, " "))
+			killAll()
+		case <-done:
+			done = nil
+			ctxErr = ctx.Err()
+			killAll()
+		}
+	}
+	if ctxErr != nil {
+		return 2, ctxErr
+	}
+	return status, nil
+}
+
+// exitStatus returns what an exited child contributes to the job's exit
+// status, and says how it exited.
+func exitStatus(c *child) (code int, desc string) {
+	ps := c.cmd.ProcessState
+	if ps == nil {
+		return 1, fmt.Sprintf("failed: %v", c.waitErr)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		if c.killed {
+			return 0, "was killed by the launcher"
+		}
+		code = 128 + int(ws.Signal())
+		return code, fmt.Sprintf("was killed by signal %q (status %d)", ws.Signal(), code)
+	}
+	code = ps.ExitCode()
+	return code, fmt.Sprintf("exited with status %d", code)
+}
+
+// randomHex returns n random bytes from crypto/rand, hex encoded.
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -1,0 +1,493 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperEnv switches the test binary into the helper program that run's
+// tests start as localities.
+const helperEnv = "TESSERA_RUN_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(helperMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// helperMain is a locality. What it does depends on args[0]:
+//
+//	env               print its TESSERA_* variables and exit 0
+//	fail L CODE       locality L exits CODE, the others sleep
+//	selfkill L        locality L kills itself with SIGKILL, the others exit 0
+//	listener          locality 0 accepts a connection from every other
+//	                  locality on the inherited root listener
+//	trap              all but the last locality catch SIGTERM and exit 0;
+//	                  every locality prints "ready" and waits
+//	output            write awkward output: a long line, a last line
+//	                  without a newline
+func helperMain(args []string) int {
+	loc, _ := strconv.Atoi(os.Getenv("TESSERA_LOCALITY"))
+	n, _ := strconv.Atoi(os.Getenv("TESSERA_NUM_LOCALITIES"))
+	arg := func(i int) int {
+		v, err := strconv.Atoi(args[i])
+		if err != nil {
+			panic(err)
+		}
+		return v
+	}
+	switch args[0] {
+	case "env":
+		fmt.Printf("loc=%s n=%s secret=%s root=%s job=%s host=%s rootfd=%s\n",
+			os.Getenv("TESSERA_LOCALITY"), os.Getenv("TESSERA_NUM_LOCALITIES"),
+			os.Getenv("TESSERA_SECRET"), os.Getenv("TESSERA_ROOT_ADDR"),
+			os.Getenv("TESSERA_JOB_ID"), os.Getenv("TESSERA_LISTEN_HOST"),
+			os.Getenv("TESSERA_ROOT_FD"))
+		return 0
+	case "fail":
+		fmt.Println("started")
+		if loc == arg(1) {
+			return arg(2)
+		}
+		time.Sleep(time.Minute)
+		return 0
+	case "selfkill":
+		if loc == arg(1) {
+			p, _ := os.FindProcess(os.Getpid())
+			p.Kill()
+			time.Sleep(time.Minute)
+		}
+		return 0
+	case "listener":
+		return helperListener(loc, n)
+	case "trap":
+		sigs := make(chan os.Signal, 1)
+		if loc < n-1 {
+			signal.Notify(sigs, syscall.SIGTERM)
+		}
+		fmt.Println("ready")
+		select {
+		case s := <-sigs:
+			fmt.Println("got", s)
+			return 0
+		case <-time.After(time.Minute):
+			return 9
+		}
+	case "output":
+		fmt.Print("first\nsecond\n")
+		fmt.Fprintln(os.Stderr, strings.Repeat("y", 200<<10))
+		fmt.Print("no newline at the end")
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "helper: unknown mode %q\n", args)
+	return 100
+}
+
+// helperListener checks the root listener: locality 0 must have it as fd 3
+// and accept the others on it; no other locality may have inherited it.
+func helperListener(loc, n int) int {
+	root := os.Getenv("TESSERA_ROOT_ADDR")
+	_, portStr, _ := net.SplitHostPort(root)
+	port, _ := strconv.Atoi(portStr)
+	// Getsockname looks at fd 3 without taking it over.
+	sa, err := syscall.Getsockname(3)
+	isRoot := err == nil
+	if in4, ok := sa.(*syscall.SockaddrInet4); !ok || in4.Port != port {
+		isRoot = false
+	}
+	if loc != 0 {
+		if isRoot {
+			fmt.Println("root listener leaked to fd 3")
+			return 1
+		}
+		c, err := net.DialTimeout("tcp", root, 10*time.Second)
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 1
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		fmt.Fprintf(c, "hello from %d\n", loc)
+		reply, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || reply != "ok\n" {
+			fmt.Printf("reply %q, %v\n", reply, err)
+			return 1
+		}
+		fmt.Println("dial ok")
+		return 0
+	}
+
+	if !isRoot || os.Getenv("TESSERA_ROOT_FD") != "3" {
+		fmt.Printf("fd 3 is not the root listener: %v %v, TESSERA_ROOT_FD=%q\n", sa, err, os.Getenv("TESSERA_ROOT_FD"))
+		return 1
+	}
+	f := os.NewFile(3, "root")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		fmt.Println("FileListener:", err)
+		return 1
+	}
+	defer ln.Close()
+	if got := ln.Addr().String(); got != root {
+		fmt.Printf("listener on %s, TESSERA_ROOT_ADDR=%s\n", got, root)
+		return 1
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	for range n - 1 {
+		c, err := ln.Accept()
+		if err != nil {
+			fmt.Println("accept:", err)
+			return 1
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		hello, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || !strings.HasPrefix(hello, "hello from ") {
+			fmt.Printf("hello %q, %v\n", hello, err)
+			return 1
+		}
+		fmt.Fprint(c, "ok\n")
+		c.Close()
+	}
+	fmt.Printf("listener ok, accepted %d\n", n-1)
+	return 0
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the job writes to it. It
+// closes ready once it has seen readyLines lines ending in " ready".
+type syncBuffer struct {
+	mu         sync.Mutex
+	buf        bytes.Buffer
+	readyLines int
+	ready      chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ready != nil && bytes.HasSuffix(p, []byte(" ready\n")) {
+		if b.readyLines--; b.readyLines == 0 {
+			close(b.ready)
+		}
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// helperJob returns the options of a job of n helper localities.
+func helperJob(t *testing.T, n int, args ...string) runOptions {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runOptions{
+		N:     n,
+		Grace: 10 * time.Second,
+		Prog:  exe,
+		Args:  args,
+		Env:   append(os.Environ(), helperEnv+"=1"),
+	}
+}
+
+// runHelperJob runs a job with a bound that only catches hangs.
+func runHelperJob(t *testing.T, opts runOptions) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var out, errOut syncBuffer
+	code, err := runJob(ctx, opts, &out, &errOut)
+	if err != nil {
+		t.Fatalf("runJob: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	return code, out.String(), errOut.String()
+}
+
+// byLocality splits prefixed output into the lines of each locality. It
+// fails the test on a line without a prefix.
+func byLocality(t *testing.T, out string) map[int][]string {
+	t.Helper()
+	re := regexp.MustCompile(`^\[L(\d+)\] (.*)$`)
+	m := map[int][]string{}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" && out == "" {
+			break
+		}
+		sub := re.FindStringSubmatch(l)
+		if sub == nil {
+			t.Fatalf("line without a locality prefix: %q", l)
+		}
+		loc, _ := strconv.Atoi(sub[1])
+		m[loc] = append(m[loc], sub[2])
+	}
+	return m
+}
+
+func TestRunEnvironment(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	opts := helperJob(t, n, "env")
+	// Stale values from an enclosing job must not leak through.
+	opts.Env = append(opts.Env, "TESSERA_LOCALITY=77", "TESSERA_ROOT_FD=99", "TESSERA_SECRET=stale")
+	code, stdout, stderr := runHelperJob(t, opts)
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", code, stderr)
+	}
+
+	lines := byLocality(t, stdout)
+	if len(lines) != n {
+		t.Fatalf("output from %d localities, want %d:\n%s", len(lines), n, stdout)
+	}
+	first := map[string]string{}
+	for loc := range n {
+		if len(lines[loc]) != 1 {
+			t.Fatalf("locality %d printed %q, want one line", loc, lines[loc])
+		}
+		env := map[string]string{}
+		for _, f := range strings.Fields(lines[loc][0]) {
+			k, v, _ := strings.Cut(f, "=")
+			env[k] = v
+		}
+		if env["loc"] != strconv.Itoa(loc) {
+			t.Errorf("line prefixed [L%d] has TESSERA_LOCALITY=%q", loc, env["loc"])
+		}
+		if env["n"] != strconv.Itoa(n) {
+			t.Errorf("locality %d: TESSERA_NUM_LOCALITIES=%q, want %d", loc, env["n"], n)
+		}
+		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(env["secret"]) {
+			t.Errorf("locality %d: TESSERA_SECRET=%q, want 64 hex digits", loc, env["secret"])
+		}
+		if env["job"] == "" {
+			t.Errorf("locality %d: TESSERA_JOB_ID is empty", loc)
+		}
+		if env["host"] != "127.0.0.1" {
+			t.Errorf("locality %d: TESSERA_LISTEN_HOST=%q", loc, env["host"])
+		}
+		if host, _, err := net.SplitHostPort(env["root"]); err != nil || host != "127.0.0.1" {
+			t.Errorf("locality %d: TESSERA_ROOT_ADDR=%q", loc, env["root"])
+		}
+		wantFD := ""
+		if loc == 0 {
+			wantFD = "3"
+		}
+		if env["rootfd"] != wantFD {
+			t.Errorf("locality %d: TESSERA_ROOT_FD=%q, want %q", loc, env["rootfd"], wantFD)
+		}
+		for _, k := range []string{"secret", "root", "job"} {
+			if loc == 0 {
+				first[k] = env[k]
+			} else if env[k] != first[k] {
+				t.Errorf("locality %d has %s %q, locality 0 has %q", loc, k, env[k], first[k])
+			}
+		}
+	}
+}
+
+func TestRunRootListener(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	code, stdout, stderr := runHelperJob(t, helperJob(t, n, "listener"))
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	lines := byLocality(t, stdout)
+	if got, want := strings.Join(lines[0], "|"), fmt.Sprintf("listener ok, accepted %d", n-1); got != want {
+		t.Errorf("locality 0 printed %q, want %q", got, want)
+	}
+	for loc := 1; loc < n; loc++ {
+		if got := strings.Join(lines[loc], "|"); got != "dial ok" {
+			t.Errorf("locality %d printed %q, want %q", loc, got, "dial ok")
+		}
+	}
+}
+
+func TestRunFailureKillsSiblings(t *testing.T) {
+	t.Parallel()
+	opts := helperJob(t, 3, "fail", "1", "3")
+	opts.Grace = 500 * time.Millisecond
+	code, stdout, stderr := runHelperJob(t, opts)
+	if code != 3 {
+		t.Fatalf("exit status %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"locality 1 exited with status 3", "killing localities still running"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "locality 0 was killed by signal") {
+		t.Errorf("a locality killed by the launcher was reported as a failure:\n%s", stderr)
+	}
+}
+
+func TestRunSignalDeath(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runHelperJob(t, helperJob(t, 2, "selfkill", "1"))
+	if want := 128 + int(syscall.SIGKILL); code != want {
+		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+	}
+}
+
+func TestRunForwardsSignals(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	opts := helperJob(t, n, "trap")
+	sigs := make(chan os.Signal, 1)
+	opts.Signals = sigs
+	out := &syncBuffer{readyLines: n, ready: make(chan struct{})}
+	var errOut syncBuffer
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-out.ready:
+			sigs <- syscall.SIGTERM
+		case <-ctx.Done():
+		}
+	}()
+	code, err := runJob(ctx, opts, out, &errOut)
+	if err != nil {
+		t.Fatalf("runJob: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	// The last locality does not catch SIGTERM and dies of it.
+	if want := 128 + int(syscall.SIGTERM); code != want {
+		t.Errorf("exit status %d, want %d", code, want)
+	}
+	lines := byLocality(t, out.String())
+	for loc := range n - 1 {
+		if got := strings.Join(lines[loc], "|"); got != "ready|got terminated" {
+			t.Errorf("locality %d printed %q, want it to get SIGTERM", loc, got)
+		}
+	}
+}
+
+func TestRunOutput(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runHelperJob(t, helperJob(t, 2, "output"))
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", code, stderr)
+	}
+	for loc := range 2 {
+		p := fmt.Sprintf("[L%d] ", loc)
+		for _, want := range []string{p + "first\n" + p + "second\n", p + "no newline at the end\n"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, stdout)
+			}
+		}
+		if want := p + strings.Repeat("y", 200<<10) + "\n"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks locality %d's long line intact", loc)
+		}
+	}
+	byLocality(t, stdout)
+	byLocality(t, stderr)
+}
+
+func TestRunBadOptions(t *testing.T) {
+	t.Parallel()
+	good := helperJob(t, 2, "env")
+	tests := []struct {
+		name string
+		edit func(*runOptions)
+		want string
+	}{
+		{"no localities", func(o *runOptions) { o.N = 0 }, "at least 1"},
+		{"negative localities", func(o *runOptions) { o.N = -3 }, "at least 1"},
+		{"no program", func(o *runOptions) { o.Prog = "" }, "no program"},
+		{"program not in PATH", func(o *runOptions) { o.Prog = "tessera-no-such-program" }, `"tessera-no-such-program"`},
+		{"program path missing", func(o *runOptions) { o.Prog = "./tessera-no-such-program" }, `"./tessera-no-such-program"`},
+		{"negative grace", func(o *runOptions) { o.Grace = -time.Second }, "--grace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := good
+			tt.edit(&opts)
+			var out, errOut bytes.Buffer
+			code, err := runJob(t.Context(), opts, &out, &errOut)
+			if err == nil || code != 2 {
+				t.Fatalf("runJob = %d, %v; want 2 and an error", code, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not mention %q", err, tt.want)
+			}
+			if out.Len()+errOut.Len() > 0 {
+				t.Errorf("a job that was not started wrote output: %q %q", out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args       []string
+		code       int
+		wantStdout string
+		wantStderr string
+	}{
+		{nil, 2, "", "usage: tessera"},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"help"}, 0, "usage: tessera", ""},
+		{[]string{"run", "-n", "0", "prog"}, 2, "", "at least 1"},
+		{[]string{"run", "prog"}, 2, "", "at least 1"},
+		{[]string{"run", "-n", "2"}, 2, "", "no program"},
+		{[]string{"run", "-n", "two", "prog"}, 2, "", `invalid value "two" for flag -n`},
+		{[]string{"run", "--bogus", "-n", "2", "prog"}, 2, "", "-bogus"},
+		{[]string{"run", "-n", "2", "--grace", "soon", "prog"}, 2, "", `invalid value "soon" for flag -grace`},
+		{[]string{"run", "-n", "2", "--", "tessera-no-such-program"}, 2, "", `"tessera-no-such-program"`},
+		{[]string{"info", "extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"info"}, 0, "tessera     " + version, ""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := dispatch(tt.args, &stdout, &stderr)
+		if code != tt.code {
+			t.Errorf("tessera %q exited %d, want %d; stderr:\n%s", tt.args, code, tt.code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), tt.wantStdout) {
+			t.Errorf("tessera %q: stdout %q lacks %q", tt.args, stdout.String(), tt.wantStdout)
+		}
+		if !strings.Contains(stderr.String(), tt.wantStderr) {
+			t.Errorf("tessera %q: stderr %q lacks %q", tt.args, stderr.String(), tt.wantStderr)
+		}
+	}
+}
+
+func TestParseRunArgs(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	opts, err := parseRunArgs([]string{"-n", "4", "--grace", "1.5s", "--", "prog", "-n", "x"}, &stderr)
+	if err != nil {
+		t.Fatalf("parseRunArgs: %v\n%s", err, stderr.String())
+	}
+	if opts.N != 4 || opts.Grace != 1500*time.Millisecond || opts.Prog != "prog" ||
+		strings.Join(opts.Args, " ") != "-n x" {
+		t.Errorf("parsed %+v", opts)
+	}
+	opts, err = parseRunArgs([]string{"-n=2", "prog", "--grace", "1s"}, &stderr)
+	if err != nil {
+		t.Fatalf("parseRunArgs: %v", err)
+	}
+	if opts.Grace != 10*time.Second || strings.Join(opts.Args, " ") != "--grace 1s" {
+		t.Errorf("flags after prog must go to prog: parsed %+v", opts)
+	}
+}

@@ -1,0 +1,44 @@
+// Package parcel is the wire of Tessera: it moves parcels — active messages —
+// between localities and knows nothing about what they mean.
+//
+// A parcel is a versioned Header, encoded with msgp, followed by zero or more
+// raw payload chunks. Chunks are never encoded element by element: a tile of
+// float64 is sent as its little-endian bytes with one writev and read straight
+// into memory the receiver provides (Handler.Buffer), so the bytes cross the
+// wire once and are copied by nobody.
+//
+// A Parcelport carries parcels between the localities of one job. Two
+// implementations live here:
+//
+//   - TCP (the default): Go's net package, one connection per pair of
+//     localities, a writer goroutine per peer with a bounded queue, small
+//     parcels queued together written with one writev, heartbeats, and a
+//     handshake in which both sides prove they know the job secret before a
+//     single parcel is decoded.
+//   - Inproc: N localities inside one process, used by unit tests. It copies
+//     chunks through Handler.Buffer exactly like the TCP port does, and it can
+//     kill or disconnect localities so failure handling is testable without
+//     sockets.
+//
+// The package does not own actions, futures, tasks or names: the runtime
+// package gives a parcel its meaning, agas gives objects their names.
+//
+// # Wire format
+//
+// Every frame on a connection is
+//
+//	u64 body length (little endian)   header length + sum of chunk lengths
+//	u32 header length (little endian)
+//	header                            msgp tuple, first element the version
+//	chunk 0 .. chunk k-1              raw bytes, lengths listed in the header
+//
+// A frame whose body length exceeds the configured maximum is refused before
+// anything is allocated for it; a frame whose header does not decode, or whose
+// chunk lengths do not add up to the body length, closes the connection.
+//
+// Caller's duties: Handler.Receive is called on the port's reader goroutine,
+// one parcel at a time per peer, in the order that peer sent them; it must
+// hand work off instead of blocking. Send blocks until the parcel has been
+// written (or failed), so the caller may reuse the chunk memory once it
+// returns.
+package parcel

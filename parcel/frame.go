@@ -1,0 +1,225 @@
+package parcel
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+const (
+	// DefaultMaxFrame is the largest frame body a parcelport accepts unless
+	// configured otherwise: 1 GiB.
+	DefaultMaxFrame int64 = 1 << 30
+	// MaxHeader is the largest encoded header accepted. Headers carry small
+	// arguments only; bulk data travels in chunks.
+	MaxHeader = 16 << 20
+	// frameHeadLen is the fixed prefix of a frame: body and header lengths.
+	frameHeadLen = 12
+	// maxChunks bounds the number of chunks in one parcel.
+	maxChunks = 65536 // the msgp:limit on header arrays
+	// maxArgs bounds Header.Args: msgp applies its array limit to byte
+	// slices as well.
+	maxArgs = 65536
+)
+
+// ErrFrameTooLarge is returned (wrapped in a *FrameError) for a frame whose
+// declared body is longer than the configured maximum.
+var ErrFrameTooLarge = errors.New("parcel: frame too large")
+
+// FrameError describes a frame that could not be read.
+type FrameError struct {
+	Op  string // what was being read: "frame length", "header", "chunk 3", ...
+	Err error
+}
+
+func (e *FrameError) Error() string { return "parcel: reading " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *FrameError) Unwrap() error { return e.Err }
+
+// AppendFrameHead sets h.Chunks from chunks and appends the frame prefix and
+// the encoded header to dst. The frame is complete once the chunks follow it
+// on the wire.
+func AppendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
+	if err := checkHeader(h, len(chunks)); err != nil {
+		return dst, err
+	}
+	h.Version = HeaderVersion
+	h.Chunks = h.Chunks[:0]
+	var body uint64
+	for _, c := range chunks {
+		h.Chunks = append(h.Chunks, uint64(len(c)))
+		body += uint64(len(c))
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, frameHeadLen)...)
+	dst, err := h.MarshalMsg(dst)
+	if err != nil {
+		return dst[:start], fmt.Errorf("parcel: encoding header: %w", err)
+	}
+	hlen := len(dst) - start - frameHeadLen
+	if hlen > MaxHeader {
+		return dst[:start], fmt.Errorf("parcel: header of %d bytes exceeds %d (send bulk data as chunks)", hlen, MaxHeader)
+	}
+	binary.LittleEndian.PutUint64(dst[start:], body+uint64(hlen))
+	binary.LittleEndian.PutUint32(dst[start+8:], uint32(hlen))
+	return dst, nil
+}
+
+// checkHeader refuses, before anything is written, a header the reading side
+// would refuse: sending it would cost the whole connection.
+func checkHeader(h *Header, nchunks int) error {
+	switch {
+	case h.Kind < KindCall || h.Kind > KindHeartbeat:
+		return fmt.Errorf("parcel: unknown parcel kind %d", h.Kind)
+	case nchunks > maxChunks:
+		return fmt.Errorf("parcel: %d chunks, limit %d", nchunks, maxChunks)
+	case len(h.Args) > maxArgs:
+		return fmt.Errorf("parcel: %d bytes of header arguments, limit %d (send bulk data as chunks)", len(h.Args), maxArgs)
+	case headerBound(h, nchunks) > MaxHeader:
+		return fmt.Errorf("parcel: header of up to %d bytes exceeds %d (send bulk data as chunks)", headerBound(h, nchunks), MaxHeader)
+	}
+	return nil
+}
+
+// headerBound is an upper bound of the encoded length of h carrying nchunks
+// chunk lengths.
+func headerBound(h *Header, nchunks int) int {
+	return h.Msgsize() + (nchunks-len(h.Chunks))*msgp.Uint64Size
+}
+
+// BufferFunc returns the memory chunk i of the parcel headed by h, n bytes
+// long, is read into. Returning nil (or a slice of another length) lets the
+// reader allocate.
+type BufferFunc func(h *Header, i int, n int) []byte
+
+// FrameReader reads frames from a byte stream.
+type FrameReader struct {
+	r        *bufio.Reader
+	maxFrame int64
+	head     [frameHeadLen]byte
+	hbuf     []byte
+	last     int64
+}
+
+// LastFrameLen is the length on the wire of the frame Next returned last.
+func (fr *FrameReader) LastFrameLen() int64 { return fr.last }
+
+// NewFrameReader reads frames from r, refusing any frame whose body exceeds
+// maxFrame (DefaultMaxFrame when maxFrame <= 0).
+func NewFrameReader(r *bufio.Reader, maxFrame int64) *FrameReader {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMaxFrame
+	}
+	return &FrameReader{r: r, maxFrame: maxFrame}
+}
+
+// Next reads one frame. Chunk memory comes from buf where it returns a slice
+// of the right length. Next returns io.EOF only when the stream ends cleanly
+// between frames; every other failure is a *FrameError and leaves the stream
+// unusable.
+func (fr *FrameReader) Next(buf BufferFunc) (*Parcel, error) {
+	if _, err := io.ReadFull(fr.r, fr.head[:]); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, &FrameError{"frame length", err}
+	}
+	body := binary.LittleEndian.Uint64(fr.head[:8])
+	hlen := uint64(binary.LittleEndian.Uint32(fr.head[8:]))
+	if body > uint64(fr.maxFrame) {
+		return nil, &FrameError{"frame length", fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, body, fr.maxFrame)}
+	}
+	if hlen > body || hlen > MaxHeader || hlen == 0 {
+		return nil, &FrameError{"frame length", fmt.Errorf("header length %d invalid for body of %d bytes", hlen, body)}
+	}
+	if cap(fr.hbuf) < int(hlen) {
+		fr.hbuf = make([]byte, hlen)
+	}
+	hb := fr.hbuf[:hlen]
+	if _, err := io.ReadFull(fr.r, hb); err != nil {
+		return nil, &FrameError{"header", noEOF(err)}
+	}
+	p := &Parcel{}
+	if err := DecodeHeader(hb, &p.Header); err != nil {
+		return nil, &FrameError{"header", err}
+	}
+	// Subtract instead of adding: a sum of hostile lengths could wrap.
+	rest := body - hlen
+	for i, n := range p.Header.Chunks {
+		if n > rest {
+			return nil, &FrameError{"header", fmt.Errorf("chunk %d of %d bytes overruns the frame's %d bytes of chunks", i, n, body-hlen)}
+		}
+		rest -= n
+	}
+	if rest != 0 {
+		return nil, &FrameError{"header", fmt.Errorf("chunk lengths add up to %d, frame carries %d", body-hlen-rest, body-hlen)}
+	}
+	if len(p.Header.Chunks) > 0 {
+		p.Chunks = make([][]byte, len(p.Header.Chunks))
+	}
+	for i, n := range p.Header.Chunks {
+		var c []byte
+		if buf != nil {
+			c = buf(&p.Header, i, int(n))
+		}
+		if uint64(len(c)) != n {
+			c = make([]byte, n)
+		}
+		if _, err := io.ReadFull(fr.r, c); err != nil {
+			return nil, &FrameError{"chunk " + itoa(uint64(i)), noEOF(err)}
+		}
+		p.Chunks[i] = c
+	}
+	fr.last = int64(frameHeadLen + body)
+	return p, nil
+}
+
+// DecodeHeader decodes an encoded header, refusing any version but
+// HeaderVersion before interpreting the rest.
+func DecodeHeader(b []byte, h *Header) error {
+	n, rest, err := msgp.ReadArrayHeaderBytes(b)
+	if err != nil {
+		return fmt.Errorf("header is not a msgpack tuple: %w", err)
+	}
+	if n == 0 {
+		return errors.New("empty header tuple")
+	}
+	v, _, err := msgp.ReadUint64Bytes(rest)
+	if err != nil {
+		return fmt.Errorf("header version: %w", err)
+	}
+	if v != uint64(HeaderVersion) {
+		return fmt.Errorf("header version %d, this build speaks %d", v, HeaderVersion)
+	}
+	// Walk the encoding before decoding it: every length it claims must be
+	// backed by bytes, so decoding allocates no more than b is long.
+	if _, err := msgp.Skip(b); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	rest, err = h.UnmarshalMsg(b)
+	if err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("%d stray bytes after header", len(rest))
+	}
+	if len(h.Chunks) > maxChunks {
+		return fmt.Errorf("%d chunks, limit %d", len(h.Chunks), maxChunks)
+	}
+	if h.Kind < KindCall || h.Kind > KindHeartbeat {
+		return fmt.Errorf("unknown parcel kind %d", h.Kind)
+	}
+	return nil
+}
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

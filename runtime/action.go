@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"sort"
+	"sync"
+
+	"github.com/tessera-amt/tessera/parcel"
+)
+
+// Registry holds the actions a program's localities can run for each other.
+// Every locality of a job registers the same actions under the same names
+// before Start; after Start the registry is read-only. The zero Registry is
+// not usable; make one with NewRegistry.
+type Registry struct {
+	mu      sync.RWMutex
+	frozen  bool
+	actions map[string]*actionEntry
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{actions: make(map[string]*actionEntry)} }
+
+// actionEntry is the untyped face of a registered action, as the receiving
+// side of a parcel sees it.
+type actionEntry struct {
+	name string
+	// serve decodes the arguments, runs the action, encodes the result.
+	serve func(ctx context.Context, args []byte, chunks [][]byte) (rargs []byte, rchunks [][]byte, code parcel.Code, err error)
+}
+
+// Action is a registered function of type func(ctx, A) (R, error) that any
+// locality can run on any other with Async.
+type Action[A, R any] struct {
+	name string
+	fn   func(ctx context.Context, args A) (R, error)
+	args codec[A]
+	res  codec[R]
+}
+
+// Name returns the name the action was registered under.
+func (a Action[A, R]) Name() string { return a.name }
+
+// Register adds fn to reg under name and returns the typed handle to call it
+// with. A and R must be able to travel in a parcel: basic types, string,
+// []float64 and []byte (sent as raw chunks), struct{}, msgp types, or types
+// implementing ParcelMarshaler and ParcelUnmarshaler. Register panics —
+// this is program set-up, like a duplicate http pattern — when name is empty
+// or taken, when a type cannot travel, or after the runtime has started.
+func Register[A, R any](reg *Registry, name string, fn func(ctx context.Context, args A) (R, error)) Action[A, R] {
+	ac, err := codecFor[A]()
+	if err != nil {
+		panic(fmt.Sprintf("runtime: action %q: argument: %v", name, err))
+	}
+	rc, err := codecFor[R]()
+	if err != nil {
+		panic(fmt.Sprintf("runtime: action %q: result: %v", name, err))
+	}
+	if name == "" || fn == nil {
+		panic("runtime: Register needs a name and a function")
+	}
+	a := Action[A, R]{name: name, fn: fn, args: ac, res: rc}
+	e := &actionEntry{name: name, serve: func(ctx context.Context, b []byte, c [][]byte) ([]byte, [][]byte, parcel.Code, error) {
+		args, err := ac.decode(b, c)
+		if err != nil {
+			return nil, nil, parcel.CodeBadArgs, fmt.Errorf("decoding arguments: %w", err)
+		}
+		r, code, err := callAction(ctx, fn, args)
+		if err != nil {
+			return nil, nil, code, err
+		}
+		rb, rch, err := rc.encode(r, nil)
+		if err != nil {
+			return nil, nil, parcel.CodeActionError, fmt.Errorf("encoding result: %w", err)
+		}
+		return rb, rch, parcel.CodeOK, nil
+	}}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.frozen {
+		panic(fmt.Sprintf("runtime: action %q registered after Start", name))
+	}
+	if reg.actions[name] != nil {
+		panic(fmt.Sprintf("runtime: action %q registered twice", name))
+	}
+	reg.actions[name] = e
+	return a
+}
+
+// callAction runs fn, turning a panic into an error.
+func callAction[A, R any](ctx context.Context, fn func(context.Context, A) (R, error), args A) (r R, code parcel.Code, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			buf := make([]byte, 4<<10)
+			buf = buf[:goruntime.Stack(buf, false)]
+			err = fmt.Errorf("%w: %v\n%s", ErrActionPanic, p, buf)
+			code = parcel.CodeActionPanic
+		}
+	}()
+	r, err = fn(ctx, args)
+	if err != nil {
+		code = parcel.CodeActionError
+	}
+	return r, code, err
+}
+
+func (reg *Registry) lookup(name string) *actionEntry {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	return reg.actions[name]
+}
+
+func (reg *Registry) freeze() {
+	reg.mu.Lock()
+	reg.frozen = true
+	reg.mu.Unlock()
+}
+
+// Names returns the registered action names, sorted.
+func (reg *Registry) Names() []string {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	out := make([]string, 0, len(reg.actions))
+	for n := range reg.actions {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

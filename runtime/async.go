@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/tessera-amt/tessera/parcel"
+)
+
+// Target is where an action runs: a locality of the job. Get one from
+// Runtime.Locality.
+type Target struct {
+	rt  *Runtime
+	loc uint32
+}
+
+// Locality returns the locality a call through t runs on.
+func (t Target) Locality() uint32 { return t.loc }
+
+// Async runs act with args on target and returns a future of its result.
+// It returns at once; the call travels as a parcel (or, on this locality,
+// runs as a local task) and the future becomes ready when the result is
+// back. The task that runs the action has the task calling Async (if any)
+// as its parent.
+//
+// A failure comes back as the future's error: an *ActionError naming the
+// action and the locality, wrapping the action's own error, ErrActionPanic,
+// ErrUnknownAction, or a *LocalityError when the target is gone.
+func Async[A, R any](ctx context.Context, target Target, act Action[A, R], args A) *Future[R] {
+	return asyncInto(ctx, target, act, args, nil)
+}
+
+// AsyncInto is Async for actions returning []float64, with the result read
+// straight from the wire into dst when it has exactly the result's length
+// (otherwise into fresh memory). The future's value is then dst itself.
+func AsyncInto[A any](ctx context.Context, target Target, act Action[A, []float64], args A, dst []float64) *Future[[]float64] {
+	var bufs [][]byte
+	if len(dst) > 0 {
+		bufs = [][]byte{parcel.Float64Bytes(dst)}
+	}
+	return asyncInto(ctx, target, act, args, bufs)
+}
+
+func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], args A, bufs [][]byte) *Future[R] {
+	rt := target.rt
+	if rt == nil {
+		return MakeFailed[R](fmt.Errorf("runtime: Async %q: zero Target (use Runtime.Locality)", act.name))
+	}
+	f := newFuture[R](rt.sched)
+	if act.fn == nil {
+		f.set(*new(R), fmt.Errorf("runtime: Async: zero Action (use Register)"))
+		return f
+	}
+	parent := TaskGUID(ctx)
+	if target.loc == rt.here {
+		rt.sched.spawn(rt.ctx, parent, act.name, 0, func(tctx context.Context) {
+			r, _, err := callAction(tctx, act.fn, args)
+			if err != nil {
+				err = &ActionError{rt.here, act.name, err}
+			}
+			f.set(r, err)
+		}, func(err error) { f.set(*new(R), &ActionError{rt.here, act.name, err}) })
+		return f
+	}
+	if target.loc >= rt.n {
+		f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("no such locality (the job has %d)", rt.n)})
+		return f
+	}
+	b, chunks, err := act.args.encode(args, nil)
+	if err != nil {
+		f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("encoding arguments: %w", err)})
+		return f
+	}
+	done := func(h *parcel.Header, chunks [][]byte, err error) {
+		if err != nil {
+			f.set(*new(R), &ActionError{target.loc, act.name, err})
+			return
+		}
+		if h.Code != parcel.CodeOK {
+			f.set(*new(R), &ActionError{target.loc, act.name, replyError(h.Code, h.Error)})
+			return
+		}
+		r, err := act.res.decode(h.Args, chunks)
+		if err != nil {
+			err = &ActionError{target.loc, act.name, fmt.Errorf("decoding result: %w", err)}
+		}
+		f.set(r, err)
+	}
+	rt.call(ctx, target.loc, act.name, parent, b, chunks, bufs, done)
+	return f
+}
+
+// Spawn runs fn as a task on rt's locality and returns a future of its
+// result. The task is named after fn for observers; a panic in fn fails the
+// future with ErrActionPanic.
+func Spawn[R any](ctx context.Context, rt *Runtime, fn func(ctx context.Context) (R, error)) *Future[R] {
+	f := newFuture[R](rt.sched)
+	rt.sched.spawn(rt.ctx, TaskGUID(ctx), "", funcPC(fn), func(tctx context.Context) {
+		r, err := callFunc(tctx, fn)
+		f.set(r, err)
+	}, func(err error) { f.set(*new(R), err) })
+	return f
+}
+
+// callFunc runs fn, turning a panic into an error.
+func callFunc[R any](ctx context.Context, fn func(context.Context) (R, error)) (r R, err error) {
+	wrapped := func(ctx context.Context, _ struct{}) (R, error) { return fn(ctx) }
+	r, _, err = callAction(ctx, wrapped, struct{}{})
+	return r, err
+}
+
+func funcPC(fn any) uintptr { return reflect.ValueOf(fn).Pointer() }

@@ -1,0 +1,118 @@
+package runtime
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+)
+
+// The environment a locality reads when Config leaves the job unset.
+//
+// Set by `tessera run`:
+//
+//	TESSERA_LOCALITY, TESSERA_NUM_LOCALITIES  this locality and the job size
+//	TESSERA_ROOT_ADDR                         host:port of locality 0
+//	TESSERA_ROOT_FD                           (locality 0) inherited listener
+//	TESSERA_LISTEN_HOST                       host to listen on
+//	TESSERA_SECRET                            the job secret, hex
+//
+// Under slurm (srun), from slurm's own variables: SLURM_PROCID,
+// SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_NODELIST (or SLURM_NODELIST) in
+// hostlist syntax, SLURM_JOB_ID, SLURM_STEP_ID. Locality 0 is task 0 on the
+// first host of the node list and listens on TESSERA_PORT, or on a port
+// derived from the job and step ids so that concurrent steps do not clash;
+// every other locality listens on a port of the kernel's choosing, so
+// several localities per node never collide. The secret comes from
+// TESSERA_SECRET or the file TESSERA_SECRET_FILE (default ~/.tessera/secret,
+// created 0600 when missing).
+//
+// With neither, the program runs as a job of one locality.
+
+// Slurm root port range: RootPortBase + (job*16+step) % RootPortSpan.
+const (
+	RootPortBase = 17000
+	RootPortSpan = 16000
+)
+
+func (c *Config) fromEnvironment() error {
+	home, _ := os.UserHomeDir()
+	return c.loadEnv(os.Getenv, home, func(fd int) (net.Listener, error) {
+		f := os.NewFile(uintptr(fd), "tessera-root-listener")
+		if f == nil {
+			return nil, fmt.Errorf("fd %d is not open", fd)
+		}
+		defer f.Close()
+		return net.FileListener(f)
+	})
+}
+
+// loadEnv fills the job fields of c from getenv.
+func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(fd int) (net.Listener, error)) error {
+	num := func(name string) (uint32, error) {
+		v, err := strconv.ParseUint(getenv(name), 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("runtime: environment %s=%q: not a number", name, getenv(name))
+		}
+		return uint32(v), nil
+	}
+	var err error
+	switch {
+	case getenv("TESSERA_NUM_LOCALITIES") != "":
+		if c.NumLocalities, err = num("TESSERA_NUM_LOCALITIES"); err != nil {
+			return err
+		}
+		if c.Locality, err = num("TESSERA_LOCALITY"); err != nil {
+			return err
+		}
+		c.RootAddr = getenv("TESSERA_ROOT_ADDR")
+		c.ListenHost = getenv("TESSERA_LISTEN_HOST")
+		if fd := getenv("TESSERA_ROOT_FD"); fd != "" && c.Locality == 0 && c.Listener == nil {
+			n, err := strconv.Atoi(fd)
+			if err != nil {
+				return fmt.Errorf("runtime: environment TESSERA_ROOT_FD=%q: not a number", fd)
+			}
+			if c.Listener, err = inherit(n); err != nil {
+				return fmt.Errorf("runtime: inherited root listener (TESSERA_ROOT_FD=%d): %w", n, err)
+			}
+		}
+	case getenv("SLURM_NTASKS") != "" && getenv("SLURM_PROCID") != "":
+		if c.NumLocalities, err = num("SLURM_NTASKS"); err != nil {
+			return err
+		}
+		if c.Locality, err = num("SLURM_PROCID"); err != nil {
+			return err
+		}
+		list := getenv("SLURM_STEP_NODELIST")
+		if list == "" {
+			list = getenv("SLURM_NODELIST")
+		}
+		hosts, err := ExpandHostlist(list)
+		if err != nil {
+			return fmt.Errorf("runtime: slurm node list: %w", err)
+		}
+		port := getenv("TESSERA_PORT")
+		if port == "" {
+			job, _ := strconv.ParseUint(getenv("SLURM_JOB_ID"), 10, 64)
+			step, _ := strconv.ParseUint(getenv("SLURM_STEP_ID"), 10, 64)
+			port = strconv.FormatUint(RootPortBase+(job*16+step)%RootPortSpan, 10)
+		}
+		c.RootAddr = net.JoinHostPort(hosts[0], port)
+		c.ListenHost = getenv("TESSERA_LISTEN_HOST")
+	default:
+		c.NumLocalities, c.Locality = 1, 0
+	}
+	if c.Secret == nil {
+		if c.NumLocalities == 1 {
+			c.Secret = make([]byte, 32)
+			rand.Read(c.Secret)
+		} else if c.Secret, err = LoadSecret(getenv, home); err != nil {
+			return err
+		}
+	}
+	if c.NumLocalities == 1 && c.RootAddr == "" && c.Listener == nil {
+		c.RootAddr = "127.0.0.1:0"
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tinylib/msgp/msgp"
+)
+
+// ParcelMarshaler is implemented by argument and result types that carry
+// bulk data: small fields go into the msgp-encoded arguments, bulk memory
+// into raw chunks that travel without per-element encoding.
+type ParcelMarshaler interface {
+	MarshalParcel(args []byte) ([]byte, [][]byte, error)
+}
+
+// ParcelUnmarshaler decodes what ParcelMarshaler produced. It may keep the
+// chunks: they belong to it.
+type ParcelUnmarshaler interface {
+	UnmarshalParcel(args []byte, chunks [][]byte) error
+}
+
+// codec encodes values of one type for parcels. It is chosen once, when an
+// action is registered.
+type codec[T any] struct {
+	encode func(v T, args []byte) ([]byte, [][]byte, error)
+	decode func(args []byte, chunks [][]byte) (T, error)
+}
+
+// codecFor picks the codec of T: types with ParcelMarshaler, msgp types
+// (go generate), []float64 and []byte as raw chunks, basic types and
+// struct{}. Anything else is refused at registration.
+func codecFor[T any]() (codec[T], error) {
+	var zero T
+	if _, ok := any(zero).(ParcelMarshaler); ok {
+		if _, ok := any(&zero).(ParcelUnmarshaler); ok {
+			return codec[T]{
+				encode: func(v T, b []byte) ([]byte, [][]byte, error) { return any(v).(ParcelMarshaler).MarshalParcel(b) },
+				decode: func(b []byte, c [][]byte) (T, error) {
+					var v T
+					err := any(&v).(ParcelUnmarshaler).UnmarshalParcel(b, c)
+					return v, err
+				},
+			}, nil
+		}
+	}
+	if _, ok := any(zero).(msgp.Marshaler); ok {
+		if _, ok := any(&zero).(msgp.Unmarshaler); ok {
+			return codec[T]{
+				encode: func(v T, b []byte) ([]byte, [][]byte, error) {
+					b, err := any(v).(msgp.Marshaler).MarshalMsg(b)
+					return b, nil, err
+				},
+				decode: func(b []byte, _ [][]byte) (T, error) {
+					var v T
+					_, err := any(&v).(msgp.Unmarshaler).UnmarshalMsg(b)
+					return v, err
+				},
+			}, nil
+		}
+	}
+	switch any(zero).(type) {
+	case []float64:
+		return codec[T]{
+			encode: func(v T, b []byte) ([]byte, [][]byte, error) {
+				return b, [][]byte{parcel.Float64Bytes(any(v).([]float64))}, nil
+			},
+			decode: func(_ []byte, c [][]byte) (T, error) {
+				if len(c) != 1 {
+					return zero, fmt.Errorf("want 1 chunk of float64, got %d", len(c))
+				}
+				if len(c[0])%8 != 0 {
+					return zero, fmt.Errorf("chunk of %d bytes is not a whole number of float64", len(c[0]))
+				}
+				f := parcel.BytesFloat64(c[0])
+				if f == nil && len(c[0]) > 0 { // unaligned memory: copy
+					f = make([]float64, len(c[0])/8)
+					copy(parcel.Float64Bytes(f), c[0])
+				}
+				if f == nil {
+					f = []float64{}
+				}
+				return any(f).(T), nil
+			},
+		}, nil
+	case []byte:
+		return codec[T]{
+			encode: func(v T, b []byte) ([]byte, [][]byte, error) { return b, [][]byte{any(v).([]byte)}, nil },
+			decode: func(_ []byte, c [][]byte) (T, error) {
+				if len(c) != 1 {
+					return zero, fmt.Errorf("want 1 chunk of bytes, got %d", len(c))
+				}
+				return any(c[0]).(T), nil
+			},
+		}, nil
+	case struct{}:
+		return codec[T]{
+			encode: func(v T, b []byte) ([]byte, [][]byte, error) { return b, nil, nil },
+			decode: func([]byte, [][]byte) (T, error) { return zero, nil },
+		}, nil
+	case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return codec[T]{
+			encode: func(v T, b []byte) ([]byte, [][]byte, error) {
+				b, err := msgp.AppendIntf(b, any(v))
+				return b, nil, err
+			},
+			decode: func(b []byte, _ [][]byte) (T, error) { return decodeBasic[T](b) },
+		}, nil
+	}
+	return codec[T]{}, fmt.Errorf("type %v cannot travel in a parcel: use a basic type, []float64, []byte, "+
+		"a msgp type (go generate), or implement ParcelMarshaler/ParcelUnmarshaler", reflect.TypeFor[T]())
+}
+
+func decodeBasic[T any](b []byte) (T, error) {
+	var v T
+	var out any
+	var err error
+	switch any(v).(type) {
+	case string:
+		out, _, err = msgp.ReadStringBytes(b)
+	case bool:
+		out, _, err = msgp.ReadBoolBytes(b)
+	case int:
+		out, _, err = msgp.ReadIntBytes(b)
+	case int8:
+		out, _, err = msgp.ReadInt8Bytes(b)
+	case int16:
+		out, _, err = msgp.ReadInt16Bytes(b)
+	case int32:
+		out, _, err = msgp.ReadInt32Bytes(b)
+	case int64:
+		out, _, err = msgp.ReadInt64Bytes(b)
+	case uint:
+		out, _, err = msgp.ReadUintBytes(b)
+	case uint8:
+		out, _, err = msgp.ReadUint8Bytes(b)
+	case uint16:
+		out, _, err = msgp.ReadUint16Bytes(b)
+	case uint32:
+		out, _, err = msgp.ReadUint32Bytes(b)
+	case uint64:
+		out, _, err = msgp.ReadUint64Bytes(b)
+	case float32:
+		out, _, err = msgp.ReadFloat32Bytes(b)
+	case float64:
+		out, _, err = msgp.ReadFloat64Bytes(b)
+	}
+	if err != nil {
+		return v, err
+	}
+	return out.(T), nil
+}

@@ -1,0 +1,287 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tinylib/msgp/msgp"
+)
+
+// Control verbs: the runtime's own parcels for meeting and leaving.
+//
+//	start:  every locality i > 0 connects to 0 and sends register(addr);
+//	        0 sends peers(addrs) to all; i connects to every 0 < j < i and
+//	        sends ready; 0 sends start once all are ready.
+//	finish: every locality sends done to 0; 0 sends exit once all are done;
+//	        each then closes its port with a goodbye to every peer.
+//	abort:  a failing locality tells everyone why before it goes.
+const (
+	ctlRegister = "register"
+	ctlPeers    = "peers"
+	ctlReady    = "ready"
+	ctlStart    = "start"
+	ctlDone     = "done"
+	ctlExit     = "exit"
+	ctlAbort    = "abort"
+)
+
+// errFinalized is the cause of a locality's context after a clean finish.
+var errFinalized = errors.New("runtime: locality finalized")
+
+type control struct {
+	mu         sync.Mutex
+	n          uint32
+	addrs      []string // root: registered addresses
+	registered uint32
+	peers      []string // everyone: the addresses from root
+	ready      uint32
+	done       []bool
+	ndone      uint32
+
+	allRegistered, gotPeers, allReady, started, allDone, exit chan struct{}
+	leaving                                                   atomic.Bool
+}
+
+func (c *control) init(n uint32) {
+	c.n = n
+	c.addrs = make([]string, n)
+	c.done = make([]bool, n)
+	for _, ch := range []*chan struct{}{&c.allRegistered, &c.gotPeers, &c.allReady, &c.started, &c.allDone, &c.exit} {
+		*ch = make(chan struct{})
+	}
+}
+
+func (c *control) exiting() bool { return c.leaving.Load() }
+
+// control handles a control parcel on the reader goroutine.
+func (rt *Runtime) control(p *parcel.Parcel) {
+	c := &rt.ctl
+	from := p.Header.Source
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch p.Header.Action {
+	case ctlRegister:
+		addr, _, err := msgp.ReadStringBytes(p.Header.Args)
+		if err != nil || rt.here != 0 || from >= c.n || c.addrs[from] != "" {
+			rt.log.Warn("runtime: bad register", "from", from, "err", err)
+			return
+		}
+		c.addrs[from] = addr
+		if c.registered++; c.registered == c.n-1 {
+			closeOnce(c.allRegistered)
+		}
+	case ctlPeers:
+		var peers []string
+		rest := p.Header.Args
+		k, rest, err := msgp.ReadArrayHeaderBytes(rest)
+		for i := uint32(0); err == nil && i < k; i++ {
+			var s string
+			s, rest, err = msgp.ReadStringBytes(rest)
+			peers = append(peers, s)
+		}
+		if err != nil || uint32(len(peers)) != c.n || c.peers != nil {
+			rt.log.Warn("runtime: bad peers list", "from", from, "err", err)
+			return
+		}
+		c.peers = peers
+		closeOnce(c.gotPeers)
+	case ctlReady:
+		if c.ready++; c.ready == c.n-1 {
+			closeOnce(c.allReady)
+		}
+	case ctlStart:
+		closeOnce(c.started)
+	case ctlDone:
+		c.markDone(from)
+	case ctlExit:
+		c.leaving.Store(true)
+		closeOnce(c.exit)
+	case ctlAbort:
+		go rt.fail(&LocalityError{from, "aborted: " + string(p.Header.Args)})
+	default:
+		rt.log.Warn("runtime: unknown control verb", "verb", p.Header.Action, "from", from)
+	}
+}
+
+// markDone counts a finished locality; c.mu is held.
+func (c *control) markDone(l uint32) {
+	if l >= c.n || c.done[l] {
+		return
+	}
+	c.done[l] = true
+	if c.ndone++; c.ndone == c.n {
+		closeOnce(c.allDone)
+	}
+}
+
+func (rt *Runtime) sendControl(ctx context.Context, to uint32, verb string, args []byte) error {
+	p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: to, Action: verb, Args: args}}
+	if err := rt.port.Send(ctx, p); err != nil {
+		return fmt.Errorf("runtime: locality %d: sending %s to locality %d: %w", rt.here, verb, to, err)
+	}
+	return nil
+}
+
+// broadcast sends a control parcel to every other locality, at most a
+// second each, ignoring failures: it is used on the way out.
+func (rt *Runtime) broadcast(verb string, args []byte) {
+	var wg sync.WaitGroup
+	for l := uint32(0); l < rt.n; l++ {
+		if l == rt.here {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			rt.sendControl(ctx, l, verb, args)
+		}()
+	}
+	wg.Wait()
+}
+
+// wait blocks until ch is closed, the locality fails, or ctx ends.
+func (rt *Runtime) wait(ctx context.Context, ch <-chan struct{}, what func() string) error {
+	select {
+	case <-ch:
+		return nil
+	case <-rt.ctx.Done():
+		return context.Cause(rt.ctx)
+	case <-ctx.Done():
+		return fmt.Errorf("%w while waiting for %s", context.Cause(ctx), what())
+	}
+}
+
+func (rt *Runtime) rendezvous(ctx context.Context) error {
+	c := &rt.ctl
+	if rt.n == 1 {
+		return nil
+	}
+	if rt.here == 0 {
+		if err := rt.wait(ctx, c.allRegistered, func() string { return "localities " + c.missing(func(i uint32) bool { return c.addrs[i] != "" }) + " to register" }); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.addrs[0] = rt.advertised()
+		args := msgp.AppendArrayHeader(nil, c.n)
+		for _, a := range c.addrs {
+			args = msgp.AppendString(args, a)
+		}
+		c.mu.Unlock()
+		for l := uint32(1); l < rt.n; l++ {
+			if err := rt.sendControl(ctx, l, ctlPeers, args); err != nil {
+				return err
+			}
+		}
+		if err := rt.wait(ctx, c.allReady, func() string { return "all localities to connect to each other" }); err != nil {
+			return err
+		}
+		for l := uint32(1); l < rt.n; l++ {
+			if err := rt.sendControl(ctx, l, ctlStart, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := rt.port.Connect(ctx, 0, rt.cfg.RootAddr); err != nil {
+		return fmt.Errorf("runtime: locality %d: reaching locality 0 at %s: %w", rt.here, rt.cfg.RootAddr, err)
+	}
+	if err := rt.sendControl(ctx, 0, ctlRegister, msgp.AppendString(nil, rt.advertised())); err != nil {
+		return err
+	}
+	if err := rt.wait(ctx, c.gotPeers, func() string { return "the address list from locality 0" }); err != nil {
+		return err
+	}
+	for l := uint32(1); l < rt.here; l++ {
+		if err := rt.port.Connect(ctx, l, c.peers[l]); err != nil {
+			return fmt.Errorf("runtime: locality %d: connecting to locality %d at %s: %w", rt.here, l, c.peers[l], err)
+		}
+	}
+	if err := rt.sendControl(ctx, 0, ctlReady, nil); err != nil {
+		return err
+	}
+	return rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" })
+}
+
+// missing lists the localities (but 0) for which have is false.
+func (c *control) missing(have func(uint32) bool) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := ""
+	for i := uint32(1); i < c.n; i++ {
+		if !have(i) {
+			if s != "" {
+				s += ","
+			}
+			s += fmt.Sprint(i)
+		}
+	}
+	return s
+}
+
+// Finalize waits until every locality of the job has called Finalize, then
+// shuts this one down. Until then it keeps serving actions for the others.
+// It returns the job's failure if one happens first.
+func (rt *Runtime) Finalize(ctx context.Context) error {
+	c := &rt.ctl
+	if err := rt.Err(); err != nil {
+		rt.shutdown(err)
+		return err
+	}
+	if rt.ctx.Err() != nil {
+		return nil // finalized already
+	}
+	var err error
+	if rt.here == 0 {
+		c.mu.Lock()
+		c.markDone(0)
+		c.mu.Unlock()
+		err = rt.wait(ctx, c.allDone, func() string {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			s := "localities"
+			for i, d := range c.done {
+				if !d {
+					s += fmt.Sprint(" ", i)
+				}
+			}
+			return s + " to finalize"
+		})
+		if err == nil {
+			c.leaving.Store(true)
+			for l := uint32(1); l < rt.n && err == nil; l++ {
+				err = rt.sendControl(ctx, l, ctlExit, nil)
+			}
+		}
+	} else {
+		err = rt.sendControl(ctx, 0, ctlDone, nil)
+		if err == nil {
+			err = rt.wait(ctx, c.exit, func() string { return "locality 0 to end the job" })
+		}
+	}
+	if err != nil {
+		if rt.Err() == nil {
+			rt.Abort(err)
+		}
+		rt.shutdown(err)
+		return err
+	}
+	rt.shutdown(errFinalized)
+	return nil
+}
+
+// closeOnce closes ch unless it is closed already (a peer repeating itself
+// must not crash us).
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}

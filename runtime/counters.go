@@ -1,0 +1,37 @@
+package runtime
+
+import "github.com/tessera-amt/tessera/parcel"
+
+// Counters is a snapshot of a locality's performance counters. They are
+// atomics updated as the runtime works; reading them costs a few loads.
+type Counters struct {
+	Locality      uint32
+	TasksSpawned  uint64 // tasks created here (local, continuations, served actions)
+	TasksExecuted uint64 // tasks that ran to the end
+	TaskYields    uint64 // times a task gave its lane back to wait
+	TaskQueueLen  int    // tasks waiting for a lane now
+	Lanes         int
+	CallsSent     uint64 // action calls sent to other localities
+	CallsServed   uint64 // action calls received from other localities
+	PendingCalls  int    // calls sent whose reply has not arrived
+	Peers         []parcel.PeerCounters
+}
+
+// Counters returns the locality's counters now.
+func (rt *Runtime) Counters() Counters {
+	rt.pmu.Lock()
+	pending := len(rt.pending)
+	rt.pmu.Unlock()
+	return Counters{
+		Locality:      rt.here,
+		TasksSpawned:  rt.sched.spawned.Load(),
+		TasksExecuted: rt.sched.executed.Load(),
+		TaskYields:    rt.sched.yields.Load(),
+		TaskQueueLen:  rt.sched.queueLen(),
+		Lanes:         rt.sched.lanes,
+		CallsSent:     rt.callsSent.Load(),
+		CallsServed:   rt.served.Load(),
+		PendingCalls:  pending,
+		Peers:         rt.port.Counters(),
+	}
+}

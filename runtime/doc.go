@@ -1,0 +1,52 @@
+// Package runtime is a locality's life in a Tessera job: bootstrap from
+// flags, environment or slurm; the start barrier; actions that one locality
+// runs on another; futures and their combinators; tasks with job-wide GUIDs
+// on a fixed number of worker lanes; failure detection and an orderly,
+// never-hanging shutdown; and the performance counters.
+//
+// It does not move bytes (package parcel does) and does not name objects
+// (package agas does); primitives and distributed arrays live above it.
+//
+// # A program
+//
+// Every locality runs the same binary (SPMD). Actions are registered, in the
+// same way on every locality, before the runtime starts:
+//
+//	reg := runtime.NewRegistry()
+//	greet := runtime.Register(reg, "hello.greet",
+//		func(ctx context.Context, from uint32) (string, error) { ... })
+//
+//	os.Exit(runtime.Main(runtime.Config{Registry: reg},
+//		func(ctx context.Context, rt *runtime.Runtime) error {
+//			f := runtime.Async(ctx, rt.Locality(1), greet, rt.Here())
+//			s, err := f.Get(ctx)
+//			...
+//		}))
+//
+// Main starts the locality (the job comes from `tessera run` or slurm, see
+// Config), runs the body as the root task, finalizes, and returns the exit
+// code. Programs that need more control call Start, then Finalize.
+//
+// # Tasks and lanes
+//
+// Every action execution, every Spawn and every continuation (Then,
+// Dataflow) is a task: it has a GUID unique in the job — the creating
+// locality in the top GUIDLocalityBits bits — and the GUID of its parent,
+// carried across parcels. Tasks run on Config.Lanes worker lanes
+// (GOMAXPROCS by default, like HPX worker threads). A task that waits in
+// Future.Get with its own context gives its lane to another task and takes
+// one back when the value arrives, so compute never oversubscribes the
+// cores and waiting never starves them. A TaskObserver sees every start,
+// stop, yield and resume; the tracer is one.
+//
+// Caller's duties: pass the task's ctx (or one derived from it) to Get, and
+// do not hand a task's ctx to goroutines of your own that call Get: the
+// lane accounting belongs to the task's goroutine.
+//
+// # Failure
+//
+// A locality that dies, aborts or goes silent is detected by every other one
+// (closed connection, heartbeats). Every pending call fails with a
+// *LocalityError naming it, the runtime's context ends with that cause, and
+// Main returns 1 within MainGrace. Nothing waits forever for a dead peer.
+package runtime

@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tessera-amt/tessera/parcel"
+)
+
+// Sentinels, for errors.Is.
+var (
+	// ErrLocalityDown: a locality died, lost its connection, or aborted.
+	// It is parcel.ErrPeerDown, so transport and runtime errors agree.
+	ErrLocalityDown = parcel.ErrPeerDown
+	// ErrUnknownAction: the target has no action of that name.
+	ErrUnknownAction = errors.New("unknown action")
+	// ErrActionPanic: the action panicked.
+	ErrActionPanic = errors.New("action panicked")
+	// ErrShutdown: the locality shut down before the work could run.
+	ErrShutdown = errors.New("runtime: locality shut down")
+)
+
+// ActionError is the error of a future whose action failed: where it ran,
+// which action, and why.
+type ActionError struct {
+	Locality uint32 // where the action ran, or was to run
+	Action   string
+	Err      error
+}
+
+func (e *ActionError) Error() string {
+	return fmt.Sprintf("action %q on locality %d: %v", e.Action, e.Locality, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ActionError) Unwrap() error { return e.Err }
+
+// LocalityError says that a locality is gone and why. It wraps
+// ErrLocalityDown.
+type LocalityError struct {
+	Locality uint32 // the locality that is gone
+	Reason   string // what happened, as seen from here or as it told us
+}
+
+func (e *LocalityError) Error() string {
+	return fmt.Sprintf("locality %d down: %s", e.Locality, e.Reason)
+}
+
+// Unwrap returns ErrLocalityDown.
+func (e *LocalityError) Unwrap() error { return ErrLocalityDown }
+
+// remoteError is an error text that came back in a reply. It matches the
+// sentinel its code stands for.
+type remoteError struct {
+	msg  string
+	kind error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.kind }
+
+func replyError(code parcel.Code, msg string) error {
+	switch code {
+	case parcel.CodeUnknownAction:
+		return &remoteError{msg, ErrUnknownAction}
+	case parcel.CodeActionPanic:
+		return &remoteError{msg, ErrActionPanic}
+	case parcel.CodeShutdown:
+		return &remoteError{msg, ErrShutdown}
+	}
+	return &remoteError{msg, nil}
+}

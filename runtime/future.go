@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Future is a value of type T that becomes ready later, or fails. A Future is
+// fulfilled exactly once; every reader sees the same value and error.
+//
+// Futures come from Async, Spawn and the combinators (Then, WhenAll, WhenAny,
+// Dataflow), or ready-made from MakeReady and MakeFailed. Waiting on one
+// never keeps a worker lane: a task that calls Get on a future that is not
+// ready gives its lane back until the value arrives.
+type Future[T any] struct {
+	ready atomic.Bool
+	mu    sync.Mutex
+	wait  chan struct{} // made by the first waiter, closed when ready
+	cbs   []func()      // run once, when ready
+	val   T
+	err   error
+	sched *scheduler // where continuations run; nil for ready-made futures
+}
+
+func newFuture[T any](s *scheduler) *Future[T] { return &Future[T]{sched: s} }
+
+// MakeReady returns a future that holds v.
+func MakeReady[T any](v T) *Future[T] {
+	f := &Future[T]{val: v}
+	f.ready.Store(true)
+	return f
+}
+
+// MakeFailed returns a future that holds err.
+func MakeFailed[T any](err error) *Future[T] {
+	f := &Future[T]{err: err}
+	f.ready.Store(true)
+	return f
+}
+
+// set fulfils f. Only the first call has an effect; it reports whether it
+// was the first.
+func (f *Future[T]) set(v T, err error) bool {
+	f.mu.Lock()
+	if f.ready.Load() {
+		f.mu.Unlock()
+		return false
+	}
+	f.val, f.err = v, err
+	f.ready.Store(true)
+	if f.wait != nil {
+		close(f.wait)
+	}
+	cbs := f.cbs
+	f.cbs = nil
+	f.mu.Unlock()
+	for _, cb := range cbs {
+		cb()
+	}
+	return true
+}
+
+// onReady runs cb once f is ready: now, on this goroutine, if it already is;
+// otherwise on the goroutine that fulfils f. cb must not block.
+func (f *Future[T]) onReady(cb func()) {
+	if !f.ready.Load() {
+		f.mu.Lock()
+		if !f.ready.Load() {
+			f.cbs = append(f.cbs, cb)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+	}
+	cb()
+}
+
+// IsReady reports whether f holds a value or an error.
+func (f *Future[T]) IsReady() bool { return f.ready.Load() }
+
+// Get waits until f is ready and returns its value and error, or returns
+// early with the context's cause when ctx ends. Called from a task (ctx is
+// the task's context, or derived from it), it gives the task's worker lane
+// back while it waits.
+func (f *Future[T]) Get(ctx context.Context) (T, error) {
+	if f.ready.Load() {
+		return f.val, f.err
+	}
+	f.mu.Lock()
+	if f.ready.Load() {
+		f.mu.Unlock()
+		return f.val, f.err
+	}
+	if f.wait == nil {
+		f.wait = make(chan struct{})
+	}
+	wait := f.wait
+	f.mu.Unlock()
+
+	t := taskOf(ctx)
+	if t != nil {
+		t.yield()
+	}
+	var zero T
+	var err error
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+	if t != nil {
+		t.resume()
+	}
+	if err != nil {
+		return zero, err
+	}
+	return f.val, f.err
+}
+
+// Err waits like Get and returns only the error.
+func (f *Future[T]) Err(ctx context.Context) error {
+	_, err := f.Get(ctx)
+	return err
+}
+
+// result returns the value of a ready future.
+func (f *Future[T]) result() (T, error) { return f.val, f.err }

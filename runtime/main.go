@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// MainGrace is how long Main lets the program's body return after the job
+// has failed before it gives up on it and returns anyway.
+const MainGrace = 3 * time.Second
+
+// Main is the whole life of an SPMD program's locality: Start with cfg (the
+// zero job fields take the job from the environment), run body as the root
+// task "main", Finalize, and return the process exit code — 0 when every
+// locality finished, 1 otherwise, after printing why to stderr. It never
+// hangs on a failed job: once the job has failed it waits at most MainGrace
+// for body to notice (body's ctx ends with the failure as its cause).
+//
+//	func main() { os.Exit(runtime.Main(cfg, body)) }
+func Main(cfg Config, body func(ctx context.Context, rt *Runtime) error) int {
+	return runMain(context.Background(), cfg, body, os.Stderr)
+}
+
+func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt *Runtime) error, stderr io.Writer) int {
+	rt, err := Start(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tessera: %v\n", err)
+		return 1
+	}
+	bodyDone := Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, body(ctx, rt)
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- bodyDone.Err(context.Background()) }()
+	select {
+	case err = <-errc:
+	case <-rt.Done():
+		select {
+		case err = <-errc:
+		case <-time.After(MainGrace):
+		}
+		if cause := rt.Err(); cause != nil {
+			err = cause
+		}
+	}
+	if err != nil {
+		if rt.Err() == nil {
+			rt.Abort(fmt.Errorf("locality %d: %w", rt.here, err))
+		} else {
+			rt.shutdown(err)
+		}
+		fmt.Fprintf(stderr, "tessera: locality %d: %v\n", rt.here, err)
+		return 1
+	}
+	if err := rt.Finalize(ctx); err != nil {
+		if !errors.Is(err, errFinalized) {
+			fmt.Fprintf(stderr, "tessera: locality %d: %v\n", rt.here, err)
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,394 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tessera-amt/tessera/parcel"
+)
+
+// Config describes one locality of a job. The zero value of every field
+// means what its comment says.
+type Config struct {
+	// The job. NumLocalities == 0 means: take Locality, NumLocalities,
+	// RootAddr, Secret and ListenHost from the environment — TESSERA_*
+	// (set by `tessera run`) or, failing that, SLURM_* (under srun).
+	Locality      uint32
+	NumLocalities uint32
+	RootAddr      string // host:port where locality 0 listens
+	Secret        []byte // the job secret, at least 16 bytes
+	ListenHost    string // host other localities listen on; "" = all interfaces
+	// Listener, if set, is this locality's listener (for locality 0 it
+	// must be the one at RootAddr). Otherwise locality 0 listens on RootAddr
+	// and the others on ListenHost:0.
+	Listener net.Listener
+	// Parcelport builds the port that delivers to h; nil: TCP.
+	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
+
+	Registry *Registry    // the actions; nil: none
+	Lanes    int          // worker lanes; 0: GOMAXPROCS
+	Observer TaskObserver // watches tasks; nil: nobody
+	Logger   *slog.Logger // nil: slog.Default()
+
+	StartTimeout      time.Duration // limit on the start barrier; 0: 60s
+	MaxFrame          int64         // largest parcel accepted; 0: 1 GiB
+	HeartbeatInterval time.Duration // 0: 500ms
+	HeartbeatTimeout  time.Duration // silence that marks a peer down; 0: 5s
+}
+
+func (c *Config) validate() error {
+	if c.NumLocalities == 0 {
+		return errors.New("runtime: Config.NumLocalities is 0")
+	}
+	if c.Locality >= c.NumLocalities {
+		return fmt.Errorf("runtime: locality %d out of range for a job of %d", c.Locality, c.NumLocalities)
+	}
+	if c.NumLocalities > 1<<GUIDLocalityBits {
+		return fmt.Errorf("runtime: %d localities, at most %d", c.NumLocalities, 1<<GUIDLocalityBits)
+	}
+	if c.RootAddr == "" && c.NumLocalities > 1 && c.Parcelport == nil && !(c.Locality == 0 && c.Listener != nil) {
+		return errors.New("runtime: Config.RootAddr is empty")
+	}
+	if c.Registry == nil {
+		c.Registry = NewRegistry()
+	}
+	if c.Lanes <= 0 {
+		c.Lanes = goruntime.GOMAXPROCS(0)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = 60 * time.Second
+	}
+	return nil
+}
+
+// Runtime is one locality of a running job.
+type Runtime struct {
+	cfg    Config
+	here   uint32
+	n      uint32
+	reg    *Registry
+	port   parcel.Parcelport
+	sched  *scheduler
+	log    *slog.Logger
+	ctx    context.Context // the locality's life; its cause says why it ended
+	cancel context.CancelCauseFunc
+
+	reqSeq    atomic.Uint64
+	pmu       sync.Mutex
+	pending   map[uint64]*pendingCall
+	callsSent atomic.Uint64
+	served    atomic.Uint64
+
+	ctl control
+}
+
+type pendingCall struct {
+	dest   uint32
+	action string
+	bufs   [][]byte
+	done   func(h *parcel.Header, chunks [][]byte, err error)
+}
+
+// Start joins the job described by cfg: it opens the parcelport, meets the
+// other localities at locality 0, and returns once all of them have passed
+// the start barrier. ctx bounds the start only.
+func Start(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.NumLocalities == 0 {
+		if err := cfg.fromEnvironment(); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger,
+		pending: make(map[uint64]*pendingCall)}
+	rt.log = rt.log.With("locality", rt.here)
+	rt.ctx, rt.cancel = context.WithCancelCause(context.Background())
+	rt.sched = newScheduler(rt.ctx, rt.here, cfg.Lanes, cfg.Observer)
+	rt.sched.rt = rt
+	rt.ctl.init(rt.n)
+	rt.reg.freeze()
+	port, err := rt.openPort()
+	if err != nil {
+		rt.sched.close()
+		return nil, err
+	}
+	rt.port = port
+	sctx, cancel := context.WithTimeoutCause(ctx, cfg.StartTimeout,
+		fmt.Errorf("runtime: locality %d: start barrier not passed within %v", rt.here, cfg.StartTimeout))
+	defer cancel()
+	if err := rt.rendezvous(sctx); err != nil {
+		rt.shutdown(err)
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (rt *Runtime) openPort() (parcel.Parcelport, error) {
+	if rt.cfg.Parcelport != nil {
+		return rt.cfg.Parcelport(rt)
+	}
+	ln := rt.cfg.Listener
+	if ln == nil {
+		addr := net.JoinHostPort(rt.cfg.ListenHost, "0")
+		if rt.here == 0 {
+			_, port, err := net.SplitHostPort(rt.cfg.RootAddr)
+			if err != nil {
+				return nil, fmt.Errorf("runtime: root address %q: %w", rt.cfg.RootAddr, err)
+			}
+			addr = net.JoinHostPort(rt.cfg.ListenHost, port)
+		}
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("runtime: locality %d: listening on %s: %w", rt.here, addr, err)
+		}
+	}
+	port, err := parcel.NewTCP(parcel.TCPConfig{
+		Locality:          rt.here,
+		Listener:          ln,
+		Secret:            rt.cfg.Secret,
+		Handler:           rt,
+		MaxFrame:          rt.cfg.MaxFrame,
+		HeartbeatInterval: rt.cfg.HeartbeatInterval,
+		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
+		Logger:            rt.log,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return port, nil
+}
+
+// advertised is the address peers dial to reach this locality.
+func (rt *Runtime) advertised() string {
+	addr := rt.port.Addr()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			return net.JoinHostPort(h, port)
+		}
+	}
+	return addr
+}
+
+// FromContext returns the locality whose task ctx belongs to (an action's,
+// a Spawn's or a continuation's ctx, or one derived from it), or nil.
+// Actions use it to call further actions.
+func FromContext(ctx context.Context) *Runtime {
+	if t := taskOf(ctx); t != nil {
+		return t.s.rt
+	}
+	return nil
+}
+
+// Here returns this locality's id.
+func (rt *Runtime) Here() uint32 { return rt.here }
+
+// NumLocalities returns the number of localities in the job.
+func (rt *Runtime) NumLocalities() uint32 { return rt.n }
+
+// Locality returns the target for calls to locality id.
+func (rt *Runtime) Locality(id uint32) Target { return Target{rt, id} }
+
+// Err returns why the locality failed, or nil while it has not.
+func (rt *Runtime) Err() error {
+	if rt.ctx.Err() == nil {
+		return nil
+	}
+	err := context.Cause(rt.ctx)
+	if errors.Is(err, errFinalized) {
+		return nil
+	}
+	return err
+}
+
+// Done is closed when the locality has finalized or failed.
+func (rt *Runtime) Done() <-chan struct{} { return rt.ctx.Done() }
+
+// call sends an action call and arranges for done to get its reply.
+func (rt *Runtime) call(ctx context.Context, dest uint32, action string, parent uint64, args []byte, chunks, bufs [][]byte, done func(*parcel.Header, [][]byte, error)) {
+	if err := rt.Err(); err != nil {
+		done(nil, nil, err)
+		return
+	}
+	id := rt.reqSeq.Add(1)
+	rt.pmu.Lock()
+	rt.pending[id] = &pendingCall{dest: dest, action: action, bufs: bufs, done: done}
+	rt.pmu.Unlock()
+	p := &parcel.Parcel{
+		Header: parcel.Header{Kind: parcel.KindCall, Dest: dest, Action: action, Request: id, Parent: parent, Args: args},
+		Chunks: chunks,
+	}
+	rt.callsSent.Add(1)
+	if err := rt.port.Send(rt.ctx, p); err != nil {
+		if pc := rt.takePending(id); pc != nil {
+			pc.done(nil, nil, rt.sendError(dest, err))
+		}
+	}
+}
+
+// sendError turns a failed send into the error a future reports.
+func (rt *Runtime) sendError(dest uint32, err error) error {
+	if cause := rt.Err(); cause != nil {
+		return cause
+	}
+	if errors.Is(err, parcel.ErrPeerDown) {
+		return &LocalityError{dest, reason(err)}
+	}
+	return err
+}
+
+func (rt *Runtime) takePending(id uint64) *pendingCall {
+	rt.pmu.Lock()
+	pc := rt.pending[id]
+	delete(rt.pending, id)
+	rt.pmu.Unlock()
+	return pc
+}
+
+// Buffer implements parcel.Handler: replies go into the memory their caller
+// provided; other chunks into fresh memory aligned for float64.
+func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
+	if h.Kind == parcel.KindReply {
+		rt.pmu.Lock()
+		pc := rt.pending[h.Request]
+		rt.pmu.Unlock()
+		if pc != nil && i < len(pc.bufs) && len(pc.bufs[i]) == n {
+			return pc.bufs[i]
+		}
+	}
+	if n%8 == 0 {
+		return parcel.Float64Bytes(make([]float64, n/8))
+	}
+	return make([]byte, n)
+}
+
+// Receive implements parcel.Handler.
+func (rt *Runtime) Receive(p *parcel.Parcel) {
+	switch p.Header.Kind {
+	case parcel.KindCall:
+		rt.serve(p)
+	case parcel.KindReply:
+		pc := rt.takePending(p.Header.Request)
+		if pc == nil {
+			rt.log.Warn("runtime: reply to no pending call", "from", p.Header.Source, "request", p.Header.Request)
+			return
+		}
+		pc.done(&p.Header, p.Chunks, nil)
+	case parcel.KindControl:
+		rt.control(p)
+	}
+}
+
+// serve runs the action a call names as a task and replies with its result.
+func (rt *Runtime) serve(p *parcel.Parcel) {
+	h := &p.Header
+	rt.served.Add(1)
+	reply := func(ctx context.Context, args []byte, chunks [][]byte, code parcel.Code, err error) {
+		if h.Request == 0 {
+			return
+		}
+		r := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindReply, Dest: h.Source, Action: h.Action, Request: h.Request, Code: code, Args: args}, Chunks: chunks}
+		if err != nil {
+			r.Header.Error = err.Error()
+		}
+		if err := rt.port.Send(rt.ctx, r); err != nil && rt.Err() == nil {
+			rt.log.Warn("runtime: sending reply failed", "action", h.Action, "to", h.Source, "err", err)
+		}
+	}
+	e := rt.reg.lookup(h.Action)
+	if e == nil {
+		go reply(rt.ctx, nil, nil, parcel.CodeUnknownAction,
+			fmt.Errorf("%w %q: not registered on locality %d", ErrUnknownAction, h.Action, rt.here))
+		return
+	}
+	rt.sched.spawn(rt.ctx, h.Parent, e.name, 0, func(ctx context.Context) {
+		args, chunks, code, err := e.serve(ctx, h.Args, p.Chunks)
+		reply(ctx, args, chunks, code, err)
+	}, func(err error) {
+		go reply(rt.ctx, nil, nil, parcel.CodeShutdown, err)
+	})
+}
+
+// PeerDown implements parcel.Handler: a lost peer fails the job.
+func (rt *Runtime) PeerDown(peer uint32, err error) {
+	if rt.ctl.exiting() {
+		return // everyone is leaving; a closed connection is expected
+	}
+	rt.fail(&LocalityError{peer, reason(err)})
+}
+
+func reason(err error) string {
+	var pe *parcel.PeerError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return strings.TrimPrefix(err.Error(), parcel.ErrPeerDown.Error()+": ")
+}
+
+// fail ends the locality with err: every pending call fails with it, and so
+// does every task that asks a future afterwards with a task context.
+func (rt *Runtime) fail(err error) {
+	if rt.ctx.Err() != nil {
+		return
+	}
+	rt.cancel(err)
+	rt.log.Error("runtime: locality failed", "err", err)
+	// Tell the others why, so they report the cause and not only that this
+	// locality vanished.
+	var le *LocalityError
+	if !errors.As(err, &le) || !strings.HasPrefix(le.Reason, "aborted: ") {
+		go rt.broadcast(ctlAbort, []byte(err.Error()))
+	}
+	rt.pmu.Lock()
+	pending := rt.pending
+	rt.pending = make(map[uint64]*pendingCall)
+	rt.pmu.Unlock()
+	for _, pc := range pending {
+		var le *LocalityError
+		if errors.As(err, &le) && le.Locality != pc.dest {
+			// The call's own target may be alive, but the job is over.
+			pc.done(nil, nil, fmt.Errorf("job failed: %w", err))
+			continue
+		}
+		pc.done(nil, nil, err)
+	}
+}
+
+// Abort fails the job on purpose: the other localities are told why and
+// fail too. Main calls it when the program's body returns an error.
+func (rt *Runtime) Abort(err error) {
+	if rt.ctx.Err() != nil {
+		return
+	}
+	rt.fail(err)
+	rt.broadcast(ctlAbort, []byte(err.Error()))
+	rt.shutdown(err)
+}
+
+// shutdown releases the port and the workers.
+func (rt *Runtime) shutdown(cause error) {
+	rt.cancel(cause)
+	if rt.port != nil {
+		rt.port.Close()
+	}
+	rt.sched.close()
+}
+

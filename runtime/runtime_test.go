@@ -1,0 +1,197 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testCtx bounds a test so a hang fails it instead of stalling the suite.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+type echoActions struct {
+	greet  Action[uint32, string]
+	fail   Action[string, int]
+	boom   Action[int, int]
+	square Action[[]float64, []float64]
+	ghost  Action[int, int] // registered in another registry only
+}
+
+func newEchoActions() (*Registry, echoActions) {
+	reg := NewRegistry()
+	var a echoActions
+	a.greet = Register(reg, "test.greet", func(ctx context.Context, from uint32) (string, error) {
+		return fmt.Sprintf("hello %d from %d (task %x)", from, ctxLocality(ctx), TaskGUID(ctx)), nil
+	})
+	a.fail = Register(reg, "test.fail", func(ctx context.Context, msg string) (int, error) {
+		return 0, errors.New(msg)
+	})
+	a.boom = Register(reg, "test.boom", func(ctx context.Context, n int) (int, error) {
+		var m map[int]int
+		m[n] = n // nil map write: panics
+		return n, nil
+	})
+	a.square = Register(reg, "test.square", func(ctx context.Context, v []float64) ([]float64, error) {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x * x
+		}
+		return out, nil
+	})
+	a.ghost = Register(NewRegistry(), "test.ghost", func(ctx context.Context, n int) (int, error) { return n, nil })
+	return reg, a
+}
+
+func ctxLocality(ctx context.Context) uint32 {
+	if t := taskOf(ctx); t != nil {
+		return t.s.locality
+	}
+	return 1 << 31
+}
+
+func TestActionsEveryPair(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ctx := testCtx(t)
+			reg, a := newEchoActions()
+			job, err := StartLocal(ctx, n, Config{Registry: reg, Lanes: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+				fs := make([]*Future[string], rt.NumLocalities())
+				for l := range rt.NumLocalities() {
+					fs[l] = Async(ctx, rt.Locality(l), a.greet, rt.Here())
+				}
+				all, err := WhenAll(fs...).Get(ctx)
+				if err != nil {
+					return err
+				}
+				for l, s := range all {
+					want := fmt.Sprintf("hello %d from %d", rt.Here(), l)
+					if !strings.HasPrefix(s, want) {
+						return fmt.Errorf("reply from %d = %q, want prefix %q", l, s, want)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestActionErrors(t *testing.T) {
+	ctx := testCtx(t)
+	reg, a := newEchoActions()
+	job, err := StartLocal(ctx, 2, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		for l := range rt.NumLocalities() {
+			_, err := Async(ctx, rt.Locality(l), a.fail, "no luck").Get(ctx)
+			var ae *ActionError
+			if !errors.As(err, &ae) || ae.Locality != l || ae.Action != "test.fail" || !strings.Contains(err.Error(), "no luck") {
+				return fmt.Errorf("error action: got %v", err)
+			}
+			_, err = Async(ctx, rt.Locality(l), a.boom, 3).Get(ctx)
+			if !errors.Is(err, ErrActionPanic) || !strings.Contains(err.Error(), "test.boom") || !strings.Contains(err.Error(), fmt.Sprintf("locality %d", l)) {
+				return fmt.Errorf("panicking action: got %v", err)
+			}
+			if l != rt.Here() {
+				_, err = Async(ctx, rt.Locality(l), a.ghost, 3).Get(ctx)
+				if !errors.Is(err, ErrUnknownAction) || !strings.Contains(err.Error(), "test.ghost") {
+					return fmt.Errorf("unknown action: got %v", err)
+				}
+			}
+		}
+		_, err := Async(ctx, rt.Locality(7), a.greet, 1).Get(ctx)
+		if err == nil || !strings.Contains(err.Error(), "locality 7") {
+			return fmt.Errorf("call to locality 7: got %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFloat64PayloadIntoCallerMemory(t *testing.T) {
+	ctx := testCtx(t)
+	reg, a := newEchoActions()
+	job, err := StartLocal(ctx, 2, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		other := rt.Locality((rt.Here() + 1) % 2)
+		v := make([]float64, 1000)
+		for i := range v {
+			v[i] = float64(i)
+		}
+		dst := make([]float64, len(v))
+		got, err := AsyncInto(ctx, other, a.square, v, dst).Get(ctx)
+		if err != nil {
+			return err
+		}
+		if &got[0] != &dst[0] {
+			return errors.New("result not read into the caller's memory")
+		}
+		for i := range v {
+			if got[i] != v[i]*v[i] {
+				return fmt.Errorf("got[%d] = %v", i, got[i])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKilledLocalityFailsPendingCalls(t *testing.T) {
+	ctx := testCtx(t)
+	reg := NewRegistry()
+	var started atomic.Int32
+	block := Register(reg, "test.block", func(ctx context.Context, _ int) (int, error) {
+		started.Add(1)
+		<-ctx.Done()
+		return 0, context.Cause(ctx)
+	})
+	job, err := StartLocal(ctx, 3, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt0 := job.Localities[0]
+	f := Async(ctx, rt0.Locality(2), block, 1)
+	for started.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	job.Network.Kill(2)
+	_, err = f.Get(ctx)
+	var le *LocalityError
+	if !errors.As(err, &le) || le.Locality != 2 || !errors.Is(err, ErrLocalityDown) {
+		t.Fatalf("pending call to killed locality: got %v", err)
+	}
+	for _, rt := range job.Localities[:2] {
+		select {
+		case <-rt.Done():
+		case <-ctx.Done():
+			t.Fatalf("locality %d did not fail", rt.Here())
+		}
+		if !strings.Contains(rt.Err().Error(), "locality 2") {
+			t.Errorf("locality %d failed with %v, want it to name locality 2", rt.Here(), rt.Err())
+		}
+	}
+}
