@@ -164,7 +164,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		MaxFrame:          rt.cfg.MaxFrame,
 		HeartbeatInterval: rt.cfg.HeartbeatInterval,
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
-		Logger:            rt.log,
+		Logger:            rt.cfg.Logger,
 	})
 	if err != nil {
 		ln.Close()

@@ -104,8 +104,8 @@ type child struct {
 	cmd      *exec.Cmd
 	out, err *prefixWriter
 	waitErr  error // what cmd.Wait returned
-	done     bool  // it has exited
-	killed   bool  // the launcher sent it SIGKILL
+	done     bool  // it has exited and its output pipes are closed
+	killed   bool  // the launcher sent its process group SIGKILL
 }
 
 // runJob starts opts.N localities of opts.Prog, copies their output with
@@ -182,7 +182,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		for _, c := range children {
 			if !c.done {
 				c.killed = true
-				_ = c.cmd.Process.Kill()
+				_ = c.cmd.Process.Kill() // MUTATION
 			}
 		}
 	}
@@ -252,7 +252,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		case sig := <-opts.Signals:
 			for _, c := range children {
 				if !c.done {
-					_ = c.cmd.Process.Signal(sig)
+					_ = signalLocality(c.cmd.Process, sig)
 				}
 			}
 		case <-graceC:

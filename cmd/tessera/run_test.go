@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"regexp"
 	"strconv"
@@ -35,6 +36,10 @@ func TestMain(m *testing.M) {
 //	env               print its TESSERA_* variables and exit 0
 //	fail L CODE       locality L exits CODE, the others sleep
 //	selfkill L        locality L kills itself with SIGKILL, the others exit 0
+//	orphan            locality 0 starts a process that keeps its stdout
+//	                  and stderr and sleeps, then exits 0; locality 1
+//	                  exits 3
+//	sleep             sleep 10 minutes
 //	listener          locality 0 accepts a connection from every other
 //	                  locality on the inherited root listener
 //	trap              all but the last locality catch SIGTERM and exit 0;
@@ -72,6 +77,24 @@ func helperMain(args []string) int {
 			p.Kill()
 			time.Sleep(time.Minute)
 		}
+		return 0
+	case "orphan":
+		// Locality 0 leaves a process behind that holds its output open
+		// and sleeps; locality 1 fails.
+		if loc == 1 {
+			return 3
+		}
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, "sleep")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Println("starting the orphan:", err)
+			return 1
+		}
+		fmt.Println("orphan", cmd.Process.Pid)
+		return 0
+	case "sleep":
+		time.Sleep(10 * time.Minute)
 		return 0
 	case "listener":
 		return helperListener(loc, n)
@@ -336,6 +359,24 @@ func TestRunFailureKillsSiblings(t *testing.T) {
 	}
 	if strings.Contains(stderr, "locality 0 was killed by signal") {
 		t.Errorf("a locality killed by the launcher was reported as a failure:\n%s", stderr)
+	}
+}
+
+// TestRunKillsProcessGroup checks that the launcher kills what a locality
+// left behind holding its output, not only the locality's own process: the
+// job ends only once the output of every locality is closed.
+func TestRunKillsProcessGroup(t *testing.T) {
+	t.Parallel()
+	opts := helperJob(t, 2, "orphan")
+	opts.Grace = 500 * time.Millisecond
+	code, stdout, stderr := runHelperJob(t, opts)
+	if code != 3 {
+		t.Fatalf("exit status %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// Had the orphan survived, it would hold locality 0's output open
+	// for ten minutes and runJob would not have returned before its bound.
+	if got := strings.Join(byLocality(t, stdout)[0], "|"); !strings.HasPrefix(got, "orphan ") {
+		t.Errorf("locality 0 printed %q, want it to start its orphan", got)
 	}
 }
 

@@ -1,0 +1,35 @@
+# Tessera: the two commands a newcomer needs are `make demo` and `make test`.
+GO      ?= go
+BIN     := bin
+LOCALITIES ?= 4
+# Packages whose tests run a second time under the race detector: everything
+# with goroutines of its own.
+RACE_PKGS := ./parcel/ ./runtime/ ./cmd/tessera/
+
+.PHONY: demo test bench lint build clean
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/tessera ./examples/hello
+
+demo: build
+	$(BIN)/tessera run -n $(LOCALITIES) $(BIN)/hello
+
+test: build
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+
+bench: build
+	bash bench/run.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@tmp=$$(mktemp -d); cp parcel/header_gen.go $$tmp/; \
+	 (cd parcel && $(GO) generate ./...); \
+	 if ! cmp -s $$tmp/header_gen.go parcel/header_gen.go; then \
+	   echo "parcel/header_gen.go is stale: run 'go generate ./parcel' and commit it"; cp $$tmp/header_gen.go parcel/; rm -rf $$tmp; exit 1; fi; \
+	 rm -rf $$tmp
+
+clean:
+	rm -rf $(BIN)

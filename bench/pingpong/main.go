@@ -1,0 +1,391 @@
+// Command pingpong measures what one Tessera action costs between two
+// localities, next to plain Go TCP between two processes doing the same.
+//
+//	pingpong -mode tessera [-test rtt,bw]   one locality of a 2-locality job
+//	                                        (TESSERA_* from the environment;
+//	                                        locality 0 measures and prints)
+//	pingpong -mode raw [-test rtt,bw]       the baseline: starts its peer as a
+//	                                        child process of the same binary
+//	pingpong -mode freeport                 prints a free TCP port on 127.0.0.1
+//
+// Tests:
+//
+//	rtt  a round trip of a 64-byte []byte: Tessera calls an action that
+//	     returns its argument and waits for the reply; raw writes 64 bytes
+//	     on a TCP_NODELAY connection and reads the 64 echoed back.
+//	bw   8 MiB blocks one way: Tessera calls an action taking a []float64
+//	     of 1Mi elements and returning its length, with -window calls in
+//	     flight; raw writes 8 MiB blocks that the peer reads into one reused
+//	     buffer.
+//
+// Each test warms up, then times -n iterations and prints one line
+//
+//	RESULT name=tessera_rtt us_per_rtt=23.41 n=20000
+//	RESULT name=raw_bw gbps=2.315 n=64
+//
+// (gbps is 10^9 bytes per second of payload).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	goruntime "runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+type params struct {
+	tests      map[string]bool
+	rttN       int
+	rttWarm    int
+	rttSize    int
+	bwN        int
+	bwWarm     int
+	bwElems    int
+	window     int
+	peerAddr   string
+	cpuprofile string
+}
+
+func main() {
+	var p params
+	mode := flag.String("mode", "", "tessera, raw, raw-peer (internal) or freeport")
+	tests := flag.String("test", "rtt,bw", "comma-separated tests: rtt, bw")
+	flag.IntVar(&p.rttN, "rtt-n", 20000, "timed round trips")
+	flag.IntVar(&p.rttWarm, "rtt-warmup", 2000, "round trips before timing")
+	flag.IntVar(&p.rttSize, "rtt-size", 64, "bytes per round-trip message")
+	flag.IntVar(&p.bwN, "bw-n", 64, "timed blocks")
+	flag.IntVar(&p.bwWarm, "bw-warmup", 8, "blocks before timing")
+	flag.IntVar(&p.bwElems, "bw-elems", 1<<20, "float64 elements per block (1Mi = 8 MiB)")
+	flag.IntVar(&p.window, "window", 4, "tessera bw: calls in flight")
+	flag.StringVar(&p.peerAddr, "addr", "", "raw-peer: address to dial")
+	flag.StringVar(&p.cpuprofile, "cpuprofile", "", "write a CPU profile here (tessera: suffixed .L<locality>; raw: .client/.server)")
+	flag.Parse()
+	p.tests = map[string]bool{}
+	for _, t := range strings.Split(*tests, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			p.tests[t] = true
+		}
+	}
+
+	var err error
+	switch *mode {
+	case "tessera":
+		stop := profile(p.cpuprofile, ".L"+os.Getenv("TESSERA_LOCALITY"))
+		code := tessera(p)
+		stop()
+		os.Exit(code)
+	case "raw":
+		stop := profile(p.cpuprofile, ".client")
+		err = raw(p)
+		stop()
+	case "raw-peer":
+		stop := profile(p.cpuprofile, ".server")
+		err = rawPeer(p)
+		stop()
+	case "freeport":
+		err = freePort()
+	default:
+		err = fmt.Errorf("-mode must be tessera, raw or freeport, not %q", *mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pingpong:", err)
+		os.Exit(1)
+	}
+}
+
+func profile(path, suffix string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pingpong:", err)
+		os.Exit(1)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "pingpong:", err)
+		os.Exit(1)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+func result(name string, fields ...any) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "RESULT name=%s", name)
+	for i := 0; i+1 < len(fields); i += 2 {
+		fmt.Fprintf(&b, " %s=%v", fields[i], fields[i+1])
+	}
+	fmt.Println(b.String())
+}
+
+func usPer(d time.Duration, n int) string {
+	return fmt.Sprintf("%.3f", float64(d.Nanoseconds())/1e3/float64(n))
+}
+
+func gbps(bytes int64, d time.Duration) string {
+	return fmt.Sprintf("%.4f", float64(bytes)/d.Seconds()/1e9)
+}
+
+// ---- Tessera ----
+
+func tessera(p params) int {
+	reg := runtime.NewRegistry()
+	echo := runtime.Register(reg, "bench.echo", func(ctx context.Context, b []byte) ([]byte, error) {
+		return b, nil
+	})
+	sink := runtime.Register(reg, "bench.sink", func(ctx context.Context, v []float64) (int, error) {
+		return len(v), nil
+	})
+	return runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
+		if rt.NumLocalities() != 2 {
+			return fmt.Errorf("pingpong -mode tessera wants a job of 2 localities, not %d", rt.NumLocalities())
+		}
+		if rt.Here() != 0 {
+			return nil // locality 1 serves the calls until locality 0 finalizes
+		}
+		peer := rt.Locality(1)
+		if p.tests["rtt"] {
+			msg := make([]byte, p.rttSize)
+			for i := range msg {
+				msg[i] = byte(i)
+			}
+			round := func() error {
+				r, err := runtime.Async(ctx, peer, echo, msg).Get(ctx)
+				if err == nil && len(r) != len(msg) {
+					err = fmt.Errorf("echo returned %d bytes, sent %d", len(r), len(msg))
+				}
+				return err
+			}
+			for range p.rttWarm {
+				if err := round(); err != nil {
+					return err
+				}
+			}
+			start := time.Now()
+			for range p.rttN {
+				if err := round(); err != nil {
+					return err
+				}
+			}
+			result("tessera_rtt", "us_per_rtt", usPer(time.Since(start), p.rttN), "n", p.rttN)
+		}
+		if p.tests["bw"] {
+			block := make([]float64, p.bwElems)
+			for i := range block {
+				block[i] = float64(i)
+			}
+			// Keep -window calls in flight: wait for the oldest before the
+			// next call. Async returns once the block is on the wire (Send
+			// blocks until written), so the block can be sent again.
+			stream := func(n int) error {
+				inflight := make([]*runtime.Future[int], p.window)
+				for i := range n {
+					slot := i % p.window
+					if f := inflight[slot]; f != nil {
+						if got, err := f.Get(ctx); err != nil {
+							return err
+						} else if got != len(block) {
+							return fmt.Errorf("sink got %d elements, sent %d", got, len(block))
+						}
+					}
+					inflight[slot] = runtime.Async(ctx, peer, sink, block)
+				}
+				for _, f := range inflight {
+					if f != nil {
+						if err := f.Err(ctx); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			}
+			if err := stream(p.bwWarm); err != nil {
+				return err
+			}
+			goruntime.GC()
+			start := time.Now()
+			if err := stream(p.bwN); err != nil {
+				return err
+			}
+			d := time.Since(start)
+			result("tessera_bw", "gbps", gbps(int64(p.bwN)*int64(p.bwElems)*8, d), "n", p.bwN, "window", p.window)
+		}
+		return nil
+	})
+}
+
+// ---- raw Go TCP ----
+
+// raw runs each test against a child process of this binary.
+func raw(p params) error {
+	if p.tests["rtt"] {
+		err := withPeer(p, "rtt", func(c *net.TCPConn) error {
+			msg := make([]byte, p.rttSize)
+			in := make([]byte, p.rttSize)
+			round := func() error {
+				if _, err := c.Write(msg); err != nil {
+					return err
+				}
+				_, err := io.ReadFull(c, in)
+				return err
+			}
+			for range p.rttWarm {
+				if err := round(); err != nil {
+					return err
+				}
+			}
+			start := time.Now()
+			for range p.rttN {
+				if err := round(); err != nil {
+					return err
+				}
+			}
+			result("raw_rtt", "us_per_rtt", usPer(time.Since(start), p.rttN), "n", p.rttN)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rtt: %w", err)
+		}
+	}
+	if p.tests["bw"] {
+		err := withPeer(p, "bw", func(c *net.TCPConn) error {
+			block := make([]byte, p.bwElems*8)
+			for i := range block {
+				block[i] = byte(i)
+			}
+			ack := make([]byte, 1)
+			// The peer acknowledges with one byte once it has read a phase.
+			phase := func(n int) error {
+				for range n {
+					if _, err := c.Write(block); err != nil {
+						return err
+					}
+				}
+				_, err := io.ReadFull(c, ack)
+				return err
+			}
+			if err := phase(p.bwWarm); err != nil {
+				return err
+			}
+			goruntime.GC()
+			start := time.Now()
+			if err := phase(p.bwN); err != nil {
+				return err
+			}
+			d := time.Since(start)
+			result("raw_bw", "gbps", gbps(int64(p.bwN)*int64(len(block)), d), "n", p.bwN)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("bw: %w", err)
+		}
+	}
+	return nil
+}
+
+// withPeer starts `-mode raw-peer -test test` as a child, accepts its
+// connection, runs fn on it, closes it and waits for the child.
+func withPeer(p params, test string, fn func(c *net.TCPConn) error) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := []string{"-mode", "raw-peer", "-test", test, "-addr", ln.Addr().String(),
+		"-rtt-size", fmt.Sprint(p.rttSize), "-bw-n", fmt.Sprint(p.bwN), "-bw-warmup", fmt.Sprint(p.bwWarm),
+		"-bw-elems", fmt.Sprint(p.bwElems)}
+	if p.cpuprofile != "" {
+		args = append(args, "-cpuprofile", p.cpuprofile+"."+test)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	waited := false
+	defer func() {
+		if !waited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	nc, err := ln.Accept()
+	if err != nil {
+		return err
+	}
+	c := nc.(*net.TCPConn)
+	c.SetNoDelay(true)
+	err = fn(c)
+	c.Close()
+	waited = true
+	if werr := cmd.Wait(); err == nil && werr != nil {
+		err = fmt.Errorf("peer: %w", werr)
+	}
+	return err
+}
+
+// rawPeer is the child: it echoes (rtt) or reads and acknowledges (bw).
+func rawPeer(p params) error {
+	nc, err := net.Dial("tcp", p.peerAddr)
+	if err != nil {
+		return err
+	}
+	c := nc.(*net.TCPConn)
+	defer c.Close()
+	c.SetNoDelay(true)
+	switch {
+	case p.tests["rtt"]:
+		buf := make([]byte, p.rttSize)
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			if _, err := c.Write(buf); err != nil {
+				return err
+			}
+		}
+	case p.tests["bw"]:
+		buf := make([]byte, p.bwElems*8)
+		for _, n := range []int{p.bwWarm, p.bwN} {
+			for range n {
+				if _, err := io.ReadFull(c, buf); err != nil {
+					return err
+				}
+			}
+			if _, err := c.Write([]byte{1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("raw-peer: no test")
+}
+
+func freePort() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	fmt.Println(port)
+	return nil
+}

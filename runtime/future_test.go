@@ -1,0 +1,265 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func startOne(t *testing.T, cfg Config) *Runtime {
+	t.Helper()
+	job, err := StartLocal(testCtx(t), 1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(job.Close)
+	return job.Localities[0]
+}
+
+func TestReadyAndFailedFutures(t *testing.T) {
+	ctx := testCtx(t)
+	if v, err := MakeReady(42).Get(ctx); v != 42 || err != nil {
+		t.Fatalf("MakeReady: %v %v", v, err)
+	}
+	boom := errors.New("boom")
+	if _, err := MakeFailed[int](boom).Get(ctx); !errors.Is(err, boom) {
+		t.Fatalf("MakeFailed: %v", err)
+	}
+	// Combinators over futures made outside any runtime still work.
+	f := Then(ctx, MakeReady(2), func(ctx context.Context, v int) (int, error) { return v * 10, nil })
+	if v, err := f.Get(ctx); v != 20 || err != nil {
+		t.Fatalf("Then on ready future: %v %v", v, err)
+	}
+}
+
+func TestGetHonoursContext(t *testing.T) {
+	f := newFuture[int](nil)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("gave up")
+	go func() { time.Sleep(10 * time.Millisecond); cancel(cause) }()
+	if _, err := f.Get(ctx); !errors.Is(err, cause) {
+		t.Fatalf("Get after cancel = %v, want the cause", err)
+	}
+}
+
+func TestThenChainsAndPropagatesErrors(t *testing.T) {
+	ctx := testCtx(t)
+	rt := startOne(t, Config{})
+	f := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return 1, nil })
+	for range 100 {
+		f = Then(ctx, f, func(ctx context.Context, v int) (int, error) { return v + 1, nil })
+	}
+	if v, err := f.Get(ctx); v != 101 || err != nil {
+		t.Fatalf("chain of 100: %v %v", v, err)
+	}
+	boom := errors.New("boom")
+	ran := false
+	g := Then(ctx, MakeFailed[int](boom), func(ctx context.Context, v int) (int, error) { ran = true; return 0, nil })
+	if _, err := g.Get(ctx); !errors.Is(err, boom) || ran {
+		t.Fatalf("Then after failure: err %v, continuation ran %v", err, ran)
+	}
+	p := Then(ctx, MakeReady(1), func(ctx context.Context, v int) (int, error) { panic("no") })
+	if _, err := p.Get(ctx); !errors.Is(err, ErrActionPanic) {
+		t.Fatalf("panicking continuation: %v", err)
+	}
+}
+
+func TestWhenAllWhenAnyDataflow(t *testing.T) {
+	ctx := testCtx(t)
+	rt := startOne(t, Config{})
+	var fs []*Future[int]
+	for i := range 50 {
+		fs = append(fs, Spawn(ctx, rt, func(ctx context.Context) (int, error) { return i * i, nil }))
+	}
+	vs, err := WhenAll(fs...).Get(ctx)
+	if err != nil || len(vs) != 50 {
+		t.Fatalf("WhenAll: %v %v", vs, err)
+	}
+	for i, v := range vs {
+		if v != i*i {
+			t.Fatalf("WhenAll[%d] = %d", i, v)
+		}
+	}
+	if vs, err := WhenAll[int]().Get(ctx); err != nil || len(vs) != 0 {
+		t.Fatalf("WhenAll of nothing: %v %v", vs, err)
+	}
+	boom := errors.New("boom")
+	never := newFuture[int](nil)
+	if _, err := WhenAll(never, MakeFailed[int](boom)).Get(ctx); !errors.Is(err, boom) {
+		t.Fatalf("WhenAll with a failure: %v", err)
+	}
+
+	slow := newFuture[string](nil)
+	fast := Spawn(ctx, rt, func(ctx context.Context) (string, error) { return "fast", nil })
+	r, err := WhenAny(slow, fast).Get(ctx)
+	if err != nil || r.Index != 1 || r.Value != "fast" {
+		t.Fatalf("WhenAny: %+v %v", r, err)
+	}
+
+	sum := Dataflow(ctx, func(ctx context.Context, vs []int) (int, error) {
+		s := 0
+		for _, v := range vs {
+			s += v
+		}
+		return s, nil
+	}, fs...)
+	if v, err := sum.Get(ctx); v != 40425 || err != nil {
+		t.Fatalf("Dataflow sum: %v %v", v, err)
+	}
+	d2 := Dataflow2(ctx, func(ctx context.Context, a int, b string) (string, error) {
+		return fmt.Sprint(a, b), nil
+	}, MakeReady(7), fast)
+	if v, err := d2.Get(ctx); v != "7fast" || err != nil {
+		t.Fatalf("Dataflow2: %v %v", v, err)
+	}
+}
+
+// recorder is a TaskObserver that keeps what it saw.
+type recorder struct {
+	mu     sync.Mutex
+	starts map[uint64]TaskInfo
+	stops  map[uint64]TaskInfo
+	yields, resumes int
+	running, maxRunning int
+}
+
+func newRecorder() *recorder {
+	return &recorder{starts: map[uint64]TaskInfo{}, stops: map[uint64]TaskInfo{}}
+}
+
+func (r *recorder) TaskStart(i TaskInfo) {
+	r.mu.Lock()
+	r.starts[i.GUID] = i
+	r.running++
+	r.maxRunning = max(r.maxRunning, r.running)
+	r.mu.Unlock()
+}
+func (r *recorder) TaskStop(i TaskInfo) {
+	r.mu.Lock()
+	r.stops[i.GUID] = i
+	r.running--
+	r.mu.Unlock()
+}
+func (r *recorder) TaskYield(i TaskInfo) {
+	r.mu.Lock()
+	r.yields++
+	r.running--
+	r.mu.Unlock()
+}
+func (r *recorder) TaskResume(i TaskInfo) {
+	r.mu.Lock()
+	r.resumes++
+	r.running++
+	r.maxRunning = max(r.maxRunning, r.running)
+	r.mu.Unlock()
+}
+
+// A task that waits gives its lane back: with one lane, a parent that waits
+// for its children must let them run, and no more than one task ever
+// computes at a time.
+func TestBlockedTaskGivesLaneBack(t *testing.T) {
+	ctx := testCtx(t)
+	rec := newRecorder()
+	rt := startOne(t, Config{Lanes: 1, Observer: rec})
+	parent := Spawn(ctx, rt, func(ctx context.Context) (int, error) {
+		var kids []*Future[int]
+		for i := range 20 {
+			kids = append(kids, Spawn(ctx, rt, func(ctx context.Context) (int, error) { return i, nil }))
+		}
+		total := 0
+		for _, k := range kids {
+			v, err := k.Get(ctx)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
+		return total, nil
+	})
+	v, err := parent.Get(ctx)
+	if err != nil || v != 190 {
+		t.Fatalf("parent: %v %v", v, err)
+	}
+	rt.Finalize(ctx)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.maxRunning != 1 {
+		t.Errorf("%d tasks ran at once on one lane", rec.maxRunning)
+	}
+	if rec.yields == 0 || rec.yields != rec.resumes {
+		t.Errorf("yields %d, resumes %d", rec.yields, rec.resumes)
+	}
+	var parentGUID uint64
+	for g, i := range rec.starts {
+		if i.Parent == 0 {
+			parentGUID = g
+		}
+	}
+	kids := 0
+	for g, i := range rec.starts {
+		if _, ok := rec.stops[g]; !ok {
+			t.Errorf("task %x started, never stopped", g)
+		}
+		if i.Parent == parentGUID && parentGUID != 0 {
+			kids++
+			if i.Lane != 0 {
+				t.Errorf("task on lane %d with one lane", i.Lane)
+			}
+		}
+		if GUIDLocality(g) != 0 {
+			t.Errorf("GUID %x does not carry locality 0", g)
+		}
+	}
+	if kids != 20 {
+		t.Errorf("%d children recorded with the parent's GUID, want 20", kids)
+	}
+}
+
+// Parent GUIDs travel with parcels: an action's task names the remote task
+// that called it, and tasks are named after the action.
+func TestParentGUIDAcrossLocalities(t *testing.T) {
+	ctx := testCtx(t)
+	recs := []*recorder{newRecorder(), newRecorder()}
+	reg := NewRegistry()
+	echo := Register(reg, "test.echo", func(ctx context.Context, v int) (uint64, error) { return TaskGUID(ctx), nil })
+	job, err := startObserved(ctx, recs, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var callerGUID uint64
+	f := Spawn(ctx, job.Localities[0], func(ctx context.Context) (uint64, error) {
+		callerGUID = TaskGUID(ctx)
+		return Async(ctx, job.Localities[0].Locality(1), echo, 1).Get(ctx)
+	})
+	remoteGUID, err := f.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Close()
+	recs[1].mu.Lock()
+	info, ok := recs[1].starts[remoteGUID]
+	recs[1].mu.Unlock()
+	if !ok {
+		t.Fatalf("locality 1 never saw task %x", remoteGUID)
+	}
+	if info.Parent != callerGUID || info.Name != "test.echo" || info.Locality != 1 || GUIDLocality(remoteGUID) != 1 {
+		t.Fatalf("remote task %+v, want parent %x, name test.echo, locality 1", info, callerGUID)
+	}
+}
+
+func startObserved(ctx context.Context, recs []*recorder, reg *Registry) (*LocalJob, error) {
+	// Each locality gets its own observer: start them one config at a time.
+	job, err := StartLocal(ctx, len(recs), Config{Registry: reg, Observer: multiObserver(recs)})
+	return job, err
+}
+
+// multiObserver sends each task to the recorder of its locality.
+type multiObserver []*recorder
+
+func (m multiObserver) TaskStart(i TaskInfo)  { m[i.Locality].TaskStart(i) }
+func (m multiObserver) TaskStop(i TaskInfo)   { m[i.Locality].TaskStop(i) }
+func (m multiObserver) TaskYield(i TaskInfo)  { m[i.Locality].TaskYield(i) }
+func (m multiObserver) TaskResume(i TaskInfo) { m[i.Locality].TaskResume(i) }
