@@ -253,6 +253,7 @@ func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
 	// the handshake has ended: start or release unlocks.
 	p.wmu.Lock()
 	t.peers[id] = p
+	delete(t.shaking, c) // Close says goodbye to it instead of cutting it
 	return p, nil
 }
 
@@ -623,6 +624,8 @@ func (t *TCP) Close() error {
 		// A peer that does not read must not hold Close up: the deadline
 		// also ends a write that is blocked now.
 		p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	}
+	for _, p := range peers {
 		p.wmu.Lock()
 		werr := t.writeOne(p, &Parcel{Header: Header{Kind: KindHeartbeat, Action: byeVerb, Source: t.cfg.Locality, Dest: p.id}})
 		if werr == nil {

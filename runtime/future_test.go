@@ -263,3 +263,32 @@ func (m multiObserver) TaskStart(i TaskInfo)  { m[i.Locality].TaskStart(i) }
 func (m multiObserver) TaskStop(i TaskInfo)   { m[i.Locality].TaskStop(i) }
 func (m multiObserver) TaskYield(i TaskInfo)  { m[i.Locality].TaskYield(i) }
 func (m multiObserver) TaskResume(i TaskInfo) { m[i.Locality].TaskResume(i) }
+
+// Shutting a locality down leaves nobody waiting: a task blocked on a future
+// that will never be fulfilled returns, queued work fails with ErrShutdown,
+// and new work fails at once.
+func TestShutdownReleasesWaiters(t *testing.T) {
+	ctx := testCtx(t)
+	rt := startOne(t, Config{Lanes: 1})
+	never := newFuture[int](nil)
+	blocked := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return never.Get(ctx) })
+	for rt.sched.yields.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Occupy the only lane so the next task stays queued.
+	hold := make(chan struct{})
+	Spawn(ctx, rt, func(ctx context.Context) (int, error) { <-hold; return 0, nil })
+	queued := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return 1, nil })
+	rt.shutdown(ErrShutdown)
+	close(hold)
+	if _, err := blocked.Get(ctx); !errors.Is(err, ErrShutdown) {
+		t.Errorf("task blocked at shutdown: %v, want ErrShutdown", err)
+	}
+	if _, err := queued.Get(ctx); !errors.Is(err, ErrShutdown) {
+		t.Errorf("task queued at shutdown: %v, want ErrShutdown", err)
+	}
+	late := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return 2, nil })
+	if _, err := late.Get(ctx); !errors.Is(err, ErrShutdown) {
+		t.Errorf("task spawned after shutdown: %v, want ErrShutdown", err)
+	}
+}

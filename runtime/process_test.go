@@ -236,3 +236,28 @@ type nopHandler struct{}
 func (nopHandler) Buffer(*parcel.Header, int, int) []byte { return nil }
 func (nopHandler) Receive(*parcel.Parcel)                 {}
 func (nopHandler) PeerDown(uint32, error)                 {}
+
+// A locality that stops answering (SIGSTOP: its sockets stay open) is found
+// by the heartbeats.
+func TestProcessSilentLocalityFailsTheJob(t *testing.T) {
+	job := startProcesses(t, 3, "spin")
+	job.waitOutput(t, "ready", 30*time.Second)
+	victim := job.procs[1]
+	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.cmd.Process.Signal(syscall.SIGCONT)
+	stopped := time.Now()
+	for _, i := range []int{0, 2} {
+		p := job.procs[i]
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("locality %d still running 20 s after locality 1 went silent; stderr:\n%s", i, p.stderr)
+		}
+		if exitCode(p) == 0 || !strings.Contains(p.stderr.String(), "locality 1") {
+			t.Errorf("locality %d: exit %d, stderr:\n%s", i, exitCode(p), p.stderr)
+		}
+	}
+	t.Logf("survivors exited after %v", time.Since(stopped).Round(time.Millisecond))
+}
