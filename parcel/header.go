@@ -70,7 +70,6 @@ type Header struct {
 	Dest    uint32   // receiving locality
 	Action  string   // action name (calls) or control verb (control)
 	Request uint64   // id pairing a call with its reply; 0: no reply wanted
-	Task    uint64   // GUID of the task the call runs as
 	Parent  uint64   // GUID of the task that sent the call
 	Code    Code     // reply status
 	Error   string   // reply error text when Code != CodeOK

@@ -43,15 +43,14 @@ func (z Code) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Header) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// array header, size 12
-	o = append(o, 0x9c)
+	// array header, size 11
+	o = append(o, 0x9b)
 	o = msgp.AppendUint8(o, z.Version)
 	o = msgp.AppendUint8(o, uint8(z.Kind))
 	o = msgp.AppendUint32(o, z.Source)
 	o = msgp.AppendUint32(o, z.Dest)
 	o = msgp.AppendString(o, z.Action)
 	o = msgp.AppendUint64(o, z.Request)
-	o = msgp.AppendUint64(o, z.Task)
 	o = msgp.AppendUint64(o, z.Parent)
 	o = msgp.AppendUint8(o, uint8(z.Code))
 	o = msgp.AppendString(o, z.Error)
@@ -71,8 +70,8 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
-	if zb0001 != 12 {
-		err = msgp.ArrayError{Wanted: 12, Got: zb0001}
+	if zb0001 != 11 {
+		err = msgp.ArrayError{Wanted: 11, Got: zb0001}
 		return
 	}
 	z.Version, bts, err = msgp.ReadUint8Bytes(bts)
@@ -107,11 +106,6 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	z.Request, bts, err = msgp.ReadUint64Bytes(bts)
 	if err != nil {
 		err = msgp.WrapError(err, "Request")
-		return
-	}
-	z.Task, bts, err = msgp.ReadUint64Bytes(bts)
-	if err != nil {
-		err = msgp.WrapError(err, "Task")
 		return
 	}
 	z.Parent, bts, err = msgp.ReadUint64Bytes(bts)
@@ -182,7 +176,7 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Header) Msgsize() (s int) {
-	s = 1 + msgp.Uint8Size + msgp.Uint8Size + msgp.Uint32Size + msgp.Uint32Size + msgp.StringPrefixSize + len(z.Action) + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint8Size + msgp.StringPrefixSize + len(z.Error) + msgp.BytesPrefixSize + len(z.Args) + msgp.ArrayHeaderSize + (len(z.Chunks) * (msgp.Uint64Size))
+	s = 1 + msgp.Uint8Size + msgp.Uint8Size + msgp.Uint32Size + msgp.Uint32Size + msgp.StringPrefixSize + len(z.Action) + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint8Size + msgp.StringPrefixSize + len(z.Error) + msgp.BytesPrefixSize + len(z.Args) + msgp.ArrayHeaderSize + (len(z.Chunks) * (msgp.Uint64Size))
 	return
 }
 

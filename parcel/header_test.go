@@ -17,7 +17,7 @@ import (
 // counting as the same.
 func sameHeader(a, b *Header) bool {
 	return a.Version == b.Version && a.Kind == b.Kind && a.Source == b.Source && a.Dest == b.Dest &&
-		a.Action == b.Action && a.Request == b.Request && a.Task == b.Task && a.Parent == b.Parent &&
+		a.Action == b.Action && a.Request == b.Request && a.Parent == b.Parent &&
 		a.Code == b.Code && a.Error == b.Error && bytes.Equal(a.Args, b.Args) && slices.Equal(a.Chunks, b.Chunks)
 }
 
@@ -70,7 +70,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{"empty", Header{Kind: KindCall}, nil},
 		{"all fields", Header{
 			Kind: KindReply, Source: 7, Dest: 1<<32 - 1, Action: "matrix.gemm",
-			Request: 1<<64 - 1, Task: 42, Parent: 41, Code: CodeActionError,
+			Request: 1<<64 - 1, Parent: 41, Code: CodeActionError,
 			Error: "the action failed", Args: []byte{0x93, 1, 2, 3},
 		}, chunksOf(8, 16, 3)},
 		{"control", Header{Kind: KindControl, Action: "barrier", Args: []byte("x")}, nil},

@@ -240,7 +240,7 @@ func testParcelport(t *testing.T, mk func(t *testing.T, n int, handlers []Handle
 		ports, recs := start(t, n, nil)
 		payload := func(from, to int) (Header, [][]byte) {
 			h := Header{Kind: KindCall, Dest: uint32(to), Action: fmt.Sprintf("from %d to %d", from, to),
-				Request: uint64(100*from + to), Task: 7, Parent: 3, Args: []byte{byte(from), byte(to)}}
+				Request: uint64(100*from + to), Parent: 3, Args: []byte{byte(from), byte(to)}}
 			return h, [][]byte{bytes.Repeat([]byte{byte(from)}, 1000+to), nil, []byte(h.Action)}
 		}
 		var wg sync.WaitGroup

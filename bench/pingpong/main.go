@@ -23,7 +23,9 @@
 //	RESULT name=tessera_rtt us_per_rtt=23.41 n=20000
 //	RESULT name=raw_bw gbps=2.315 n=64
 //
-// (gbps is 10^9 bytes per second of payload).
+// (gbps is 10^9 bytes per second of payload). -cpuprofile FILE and -trace
+// FILE write a CPU profile and an execution trace per process, FILE.L0 and
+// FILE.L1 for the localities, FILE.client and FILE.<test>.server for raw.
 package main
 
 import (
@@ -37,6 +39,7 @@ import (
 	"os/exec"
 	goruntime "runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -54,6 +57,7 @@ type params struct {
 	window     int
 	peerAddr   string
 	cpuprofile string
+	trace      string
 }
 
 func main() {
@@ -69,6 +73,7 @@ func main() {
 	flag.IntVar(&p.window, "window", 4, "tessera bw: calls in flight")
 	flag.StringVar(&p.peerAddr, "addr", "", "raw-peer: address to dial")
 	flag.StringVar(&p.cpuprofile, "cpuprofile", "", "write a CPU profile here (tessera: suffixed .L<locality>; raw: .client/.server)")
+	flag.StringVar(&p.trace, "trace", "", "write a Go execution trace here (suffixed like -cpuprofile)")
 	flag.Parse()
 	p.tests = map[string]bool{}
 	for _, t := range strings.Split(*tests, ",") {
@@ -80,16 +85,16 @@ func main() {
 	var err error
 	switch *mode {
 	case "tessera":
-		stop := profile(p.cpuprofile, ".L"+os.Getenv("TESSERA_LOCALITY"))
+		stop := profile(p, ".L"+os.Getenv("TESSERA_LOCALITY"))
 		code := tessera(p)
 		stop()
 		os.Exit(code)
 	case "raw":
-		stop := profile(p.cpuprofile, ".client")
+		stop := profile(p, ".client")
 		err = raw(p)
 		stop()
 	case "raw-peer":
-		stop := profile(p.cpuprofile, ".server")
+		stop := profile(p, ".server")
 		err = rawPeer(p)
 		stop()
 	case "freeport":
@@ -103,20 +108,39 @@ func main() {
 	}
 }
 
-func profile(path, suffix string) (stop func()) {
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path + suffix)
-	if err != nil {
+// profile starts the CPU profile and the execution trace that p asks for,
+// in files named with suffix, and returns the function that ends them.
+func profile(p params, suffix string) (stop func()) {
+	var stops []func()
+	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "pingpong:", err)
 		os.Exit(1)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintln(os.Stderr, "pingpong:", err)
-		os.Exit(1)
+	if p.cpuprofile != "" {
+		f, err := os.Create(p.cpuprofile + suffix)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	if p.trace != "" {
+		f, err := os.Create(p.trace + suffix)
+		if err != nil {
+			fail(err)
+		}
+		if err := trace.Start(f); err != nil {
+			fail(err)
+		}
+		stops = append(stops, func() { trace.Stop(); f.Close() })
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
 }
 
 func result(name string, fields ...any) {
@@ -310,6 +334,9 @@ func withPeer(p params, test string, fn func(c *net.TCPConn) error) error {
 		"-bw-elems", fmt.Sprint(p.bwElems)}
 	if p.cpuprofile != "" {
 		args = append(args, "-cpuprofile", p.cpuprofile+"."+test)
+	}
+	if p.trace != "" {
+		args = append(args, "-trace", p.trace+"."+test)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

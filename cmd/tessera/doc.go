@@ -49,16 +49,18 @@
 // forwards them to the process group of every locality still running, so
 // Ctrl-C reaches each locality exactly once and Ctrl-\ makes every Go
 // locality print its goroutines, prefixed. Signals and kills go to the
-// whole group so that they also reach processes a locality started (a
-// wrapper script's program, say), which may hold its output open.
+// whole group, so they also reach the processes a locality started (the
+// program of a wrapper script, say). When a locality exits, whatever it
+// left running in its group is killed: such processes would otherwise
+// hold its output open, and run waits until the output of every locality
+// has been closed.
 //
 // run exits 0 when every locality exits 0. Otherwise it exits with the
 // first non-zero status in the order the localities exited, a locality
 // killed by signal s counting as 128+s. Once one locality has exited
 // non-zero the others get --grace (10s by default) to notice the dead peer
 // and exit by themselves; the launcher then kills those still running with
-// SIGKILL, and their deaths do not change the status. A locality counts as
-// exited once its process has exited and its output has been closed. When the job cannot
+// SIGKILL, and their deaths do not change the status. When the job cannot
 // be run at all (bad flags, fewer than one locality, a program that cannot
 // be found or started) run says what was wrong and exits 2.
 //

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -103,9 +104,47 @@ type child struct {
 	loc      int
 	cmd      *exec.Cmd
 	out, err *prefixWriter
+	outR     *os.File // read ends of the output pipes
+	errR     *os.File
 	waitErr  error // what cmd.Wait returned
-	done     bool  // it has exited and its output pipes are closed
+	done     bool  // its process has exited
 	killed   bool  // the launcher sent its process group SIGKILL
+}
+
+// start starts the locality's process. Its stdout and stderr are pipes
+// that two goroutines, counted by output, copy to c.out and c.err until
+// every process holding them has closed them.
+func (c *child) start(output *sync.WaitGroup) error {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	c.cmd.Stdout, c.cmd.Stderr = outW, errW
+	err = c.cmd.Start()
+	outW.Close() // the child has its own copies
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return err
+	}
+	c.outR, c.errR = outR, errR
+	copyOut := func(r *os.File, w *prefixWriter) {
+		defer output.Done()
+		_, _ = io.Copy(w, r)
+		r.Close()
+		w.Flush()
+	}
+	output.Add(2)
+	go copyOut(outR, c.out)
+	go copyOut(errR, c.err)
+	return nil
 }
 
 // runJob starts opts.N localities of opts.Prog, copies their output with
@@ -116,7 +155,8 @@ type child struct {
 // launcher itself killed the locality. When the job could not be run as
 // asked (bad options, a program that cannot be started, ctx done) err is
 // non-nil and the status is 2; localities already started are killed and
-// waited for first.
+// waited for first. runJob returns once every locality has exited and its
+// output has been copied.
 func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exitCode int, err error) {
 	if err := opts.validate(); err != nil {
 		return 2, err
@@ -178,11 +218,13 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 
 	children := make([]*child, 0, opts.N)
 	exited := make(chan *child, opts.N)
+	var output sync.WaitGroup
+	defer output.Wait() // when starting a locality failed
 	killAll := func() {
 		for _, c := range children {
 			if !c.done {
 				c.killed = true
-				_ = c.cmd.Process.Kill() // MUTATION
+				_ = signalLocality(c.cmd.Process, os.Kill)
 			}
 		}
 	}
@@ -195,14 +237,13 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		cmd := exec.Command(path, opts.Args...)
 		cmd.Args[0] = opts.Prog
 		cmd.Env = append(slices.Clip(base), "TESSERA_LOCALITY="+strconv.Itoa(i))
-		cmd.Stdout, cmd.Stderr = c.out, c.err
 		cmd.SysProcAttr = childSysProcAttr()
 		if i == 0 {
 			cmd.ExtraFiles = []*os.File{rootFile} // fd 3 in the child
 			cmd.Env = append(cmd.Env, "TESSERA_ROOT_FD=3")
 		}
 		c.cmd = cmd
-		err := cmd.Start()
+		err := c.start(&output)
 		if i == 0 {
 			rootFile.Close() // locality 0 owns the listener now
 		}
@@ -215,9 +256,11 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		}
 		children = append(children, c)
 		go func() {
-			c.waitErr = cmd.Wait() // returns once the output is copied too
-			c.out.Flush()
-			c.err.Flush()
+			c.waitErr = cmd.Wait()
+			// Kill what the locality left behind in its process group,
+			// which could hold its output open. Right after the wait,
+			// the group's id cannot have been reused.
+			_ = signalLocality(cmd.Process, os.Kill)
 			exited <- c
 		}()
 	}
@@ -244,7 +287,11 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 			}
 			status = code
 			if running > 0 {
-				note("waiting up to %v for the other %d localities to exit", opts.Grace, running)
+				others := fmt.Sprintf("%d other localities", running)
+				if running == 1 {
+					others = "the other locality"
+				}
+				note("waiting up to %v for %s to exit", opts.Grace, others)
 				t := time.NewTimer(opts.Grace)
 				defer t.Stop()
 				graceC = t.C
@@ -269,6 +316,31 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 			done = nil
 			ctxErr = ctx.Err()
 			killAll()
+		}
+	}
+
+	// Wait for the output to be copied. Only processes that left the
+	// localities' process groups can still hold it open; once ctx is done,
+	// give the copying a moment, then stop reading.
+	copied := make(chan struct{})
+	go func() {
+		output.Wait()
+		close(copied)
+	}()
+	select {
+	case <-copied:
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-copied:
+		case <-t.C:
+			for _, c := range children {
+				c.outR.Close()
+				c.errR.Close()
+			}
+			<-copied
 		}
 	}
 	if ctxErr != nil {

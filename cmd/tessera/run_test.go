@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -36,9 +38,9 @@ func TestMain(m *testing.M) {
 //	env               print its TESSERA_* variables and exit 0
 //	fail L CODE       locality L exits CODE, the others sleep
 //	selfkill L        locality L kills itself with SIGKILL, the others exit 0
-//	orphan            locality 0 starts a process that keeps its stdout
-//	                  and stderr and sleeps, then exits 0; locality 1
-//	                  exits 3
+//	orphan            start a process that keeps stdout and stderr and
+//	                  sleeps, then exit 0
+//	escape            the same, but the process leaves the process group
 //	sleep             sleep 10 minutes
 //	listener          locality 0 accepts a connection from every other
 //	                  locality on the inherited root listener
@@ -78,15 +80,13 @@ func helperMain(args []string) int {
 			time.Sleep(time.Minute)
 		}
 		return 0
-	case "orphan":
-		// Locality 0 leaves a process behind that holds its output open
-		// and sleeps; locality 1 fails.
-		if loc == 1 {
-			return 3
-		}
+	case "orphan", "escape":
 		exe, _ := os.Executable()
 		cmd := exec.Command(exe, "sleep")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if args[0] == "escape" {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
 		if err := cmd.Start(); err != nil {
 			fmt.Println("starting the orphan:", err)
 			return 1
@@ -191,19 +191,27 @@ func helperListener(loc, n int) int {
 	return 0
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the job writes to it. It
-// closes ready once it has seen readyLines lines ending in " ready".
+// syncBuffer is a bytes.Buffer safe to read while the job writes to it.
+// If ready is not nil, it is closed once readyLines lines (each Write is
+// one) have contained readyText.
 type syncBuffer struct {
 	mu         sync.Mutex
 	buf        bytes.Buffer
+	readyText  string
 	readyLines int
 	ready      chan struct{}
+}
+
+// newSyncBuffer returns a syncBuffer that closes ready after lines lines
+// containing text.
+func newSyncBuffer(text string, lines int) *syncBuffer {
+	return &syncBuffer{readyText: text, readyLines: lines, ready: make(chan struct{})}
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ready != nil && bytes.HasSuffix(p, []byte(" ready\n")) {
+	if b.ready != nil && b.readyLines > 0 && bytes.Contains(p, []byte(b.readyText)) {
 		if b.readyLines--; b.readyLines == 0 {
 			close(b.ready)
 		}
@@ -362,21 +370,62 @@ func TestRunFailureKillsSiblings(t *testing.T) {
 	}
 }
 
-// TestRunKillsProcessGroup checks that the launcher kills what a locality
-// left behind holding its output, not only the locality's own process: the
-// job ends only once the output of every locality is closed.
-func TestRunKillsProcessGroup(t *testing.T) {
+// TestRunKillsLeftovers checks that the launcher kills what a locality
+// left behind in its process group: the job ends only once the output of
+// every locality has been closed, and here a process that would sleep for
+// ten minutes holds it.
+func TestRunKillsLeftovers(t *testing.T) {
 	t.Parallel()
-	opts := helperJob(t, 2, "orphan")
-	opts.Grace = 500 * time.Millisecond
-	code, stdout, stderr := runHelperJob(t, opts)
-	if code != 3 {
-		t.Fatalf("exit status %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	code, stdout, stderr := runHelperJob(t, helperJob(t, 2, "orphan"))
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	// Had the orphan survived, it would hold locality 0's output open
-	// for ten minutes and runJob would not have returned before its bound.
-	if got := strings.Join(byLocality(t, stdout)[0], "|"); !strings.HasPrefix(got, "orphan ") {
-		t.Errorf("locality 0 printed %q, want it to start its orphan", got)
+	for loc, lines := range byLocality(t, stdout) {
+		if got := strings.Join(lines, "|"); !strings.HasPrefix(got, "orphan ") {
+			t.Errorf("locality %d printed %q, want it to start its orphan", loc, got)
+		}
+	}
+}
+
+func TestRunContextDone(t *testing.T) {
+	t.Parallel()
+	opts := helperJob(t, 1, "trap") // waits a minute for a signal
+	out := newSyncBuffer("] ready\n", 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-out.ready
+		cancel()
+	}()
+	code, err := runJob(ctx, opts, out, io.Discard)
+	if code != 2 || !errors.Is(err, context.Canceled) {
+		t.Errorf("runJob = %d, %v; want 2, %v", code, err, context.Canceled)
+	}
+}
+
+// TestRunContextDoneOutputHeld checks that runJob returns when ctx is done
+// even though a process the launcher cannot kill holds a locality's output.
+func TestRunContextDoneOutputHeld(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := newSyncBuffer("] orphan ", 1)
+	go func() {
+		<-out.ready
+		cancel()
+	}()
+	code, err := runJob(ctx, helperJob(t, 1, "escape"), out, io.Discard)
+	var pid int
+	for _, l := range byLocality(t, out.String())[0] {
+		fmt.Sscanf(l, "orphan %d", &pid)
+	}
+	if pid > 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if code != 2 || !errors.Is(err, context.Canceled) {
+		t.Errorf("runJob = %d, %v; want 2, %v", code, err, context.Canceled)
+	}
+	if pid == 0 {
+		t.Errorf("locality 0 did not start the process that holds its output:\n%s", out.String())
 	}
 }
 
@@ -394,7 +443,7 @@ func TestRunForwardsSignals(t *testing.T) {
 	opts := helperJob(t, n, "trap")
 	sigs := make(chan os.Signal, 1)
 	opts.Signals = sigs
-	out := &syncBuffer{readyLines: n, ready: make(chan struct{})}
+	out := newSyncBuffer("] ready\n", n)
 	var errOut syncBuffer
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Runs the benchmarks of the runtime spine and writes docs/benchmarks.md.
+#
+#   bash bench/run.sh          (what `make bench` runs)
+#
+# Each measurement runs REPS times (default 3), Tessera and its baseline
+# alternating, and the report gives medians. Ratios are the median of the
+# per-repetition ratios: each Tessera figure is compared with the baseline
+# measured right next to it. The Tessera jobs are launched here, with the
+# TESSERA_* environment set for both localities, not through `tessera run`.
+#
+# Environment: REPS (3), BENCHTIME for the task benchmark (2x), OUT (the
+# report, docs/benchmarks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPS=${REPS:-3}
+BENCHTIME=${BENCHTIME:-2x}
+OUT=${OUT:-docs/benchmarks.md}
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+say() { printf '%s\n' "$*" >&2; }
+
+# The measurements. Tessera and raw get the same flags.
+RTT_N=20000 RTT_WARM=2000 BW_N=128 BW_WARM=16 WINDOW=4
+PP_FLAGS=(-test 'rtt,bw' -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64 -bw-n "$BW_N" -bw-warmup "$BW_WARM" -bw-elems 1048576)
+TESSERA_FLAGS=(-window "$WINDOW")
+GOTEST=(go test -run '^$' -bench '^BenchmarkTasks$' -benchtime "$BENCHTIME" -count "$REPS" ./bench/)
+GOTEST_SHOWN="go test -run '^\$' -bench '^BenchmarkTasks\$' -benchtime $BENCHTIME -count $REPS ./bench/"
+
+say "building"
+go build -o "$tmp/pingpong" ./bench/pingpong
+go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
+pp="$tmp/pingpong"
+
+# tessera_job runs pingpong -mode tessera as a job of 2 localities on this
+# machine and prints locality 0's output.
+tessera_job() {
+	local port secret l rc=0
+	port=$("$pp" -mode freeport)
+	secret=$(head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
+	pids=()
+	for l in 1 0; do
+		TESSERA_LOCALITY=$l TESSERA_NUM_LOCALITIES=2 \
+			TESSERA_ROOT_ADDR=127.0.0.1:$port TESSERA_LISTEN_HOST=127.0.0.1 \
+			TESSERA_SECRET=$secret \
+			timeout 120 "$pp" -mode tessera "$@" >"$tmp/out.L$l" 2>"$tmp/err.L$l" &
+		pids+=($!)
+	done
+	for l in "${pids[@]}"; do wait "$l" || rc=$?; done
+	pids=()
+	if [ "$rc" -ne 0 ]; then
+		say "tessera job failed (exit $rc):"
+		sed 's/^/  L0: /' "$tmp/err.L0" >&2
+		sed 's/^/  L1: /' "$tmp/err.L1" >&2
+		return 1
+	fi
+	cat "$tmp/out.L0"
+}
+
+raw_run() { timeout 120 "$pp" -mode raw "$@"; }
+
+# field NAME KEY < results: the values of KEY on the RESULT lines of NAME.
+field() { awk -v n="name=$1" -v k="$2=" '$1=="RESULT" && $2==n { for (i=3; i<=NF; i++) if (index($i, k)==1) print substr($i, length(k)+1) }'; }
+median() { sort -g | awk '{ a[NR]=$1 } END { if (NR==0) exit 1; if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+# ratios A B: line-by-line A/B of two columns of numbers.
+ratios() { paste "$1" "$2" | awk '{ printf "%.4f\n", $1/$2 }'; }
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
+meets() { awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN { ok = (op=="<=") ? v<=t : v>=t; print ok ? "**met**" : "**not met**" }'; }
+# list FILE FORMAT: the numbers in FILE, formatted, comma-separated.
+list() { awk -v f="$2" '{ printf "%s" f, (NR>1 ? ", " : ""), $1 }' "$1"; }
+
+: >"$tmp/results"
+for ((r = 1; r <= REPS; r++)); do
+	say "pingpong repetition $r of $REPS"
+	if ((r % 2)); then
+		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
+		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+	else
+		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
+	fi
+done
+cat "$tmp/results" >&2
+
+field tessera_rtt us_per_rtt <"$tmp/results" >"$tmp/t_rtt"
+field raw_rtt us_per_rtt <"$tmp/results" >"$tmp/r_rtt"
+field tessera_bw gbps <"$tmp/results" >"$tmp/t_bw"
+field raw_bw gbps <"$tmp/results" >"$tmp/r_bw"
+t_rtt=$(median <"$tmp/t_rtt")
+r_rtt=$(median <"$tmp/r_rtt")
+rtt_ratio=$(ratios "$tmp/t_rtt" "$tmp/r_rtt" | median)
+t_bw=$(median <"$tmp/t_bw")
+r_bw=$(median <"$tmp/r_bw")
+bw_ratio=$(ratios "$tmp/t_bw" "$tmp/r_bw" | median)
+
+say "task benchmark: $GOTEST_SHOWN"
+"${GOTEST[@]}" | tee "$tmp/gotest" >&2
+awk '$1 ~ /^BenchmarkTasks/ { for (i=2; i<=NF; i++) {
+	if ($i=="tessera-ns/task") t=$(i-1); if ($i=="goroutine-ns/task") g=$(i-1); if ($i=="ratio") q=$(i-1) }
+	print t, g, q }' "$tmp/gotest" >"$tmp/tasks"
+[ -s "$tmp/tasks" ] || { say "no BenchmarkTasks results"; exit 1; }
+t_task=$(awk '{ print $1 }' "$tmp/tasks" | median)
+g_task=$(awk '{ print $2 }' "$tmp/tasks" | median)
+task_ratio=$(awk '{ print $3 }' "$tmp/tasks" | median)
+
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+goversion=$(go env GOVERSION)
+mkdir -p "$(dirname "$OUT")"
+{
+	cat <<EOF
+# Benchmarks
+
+Results of \`make bench\` (\`bash bench/run.sh\`), written by the script;
+run it again to refresh them. They come from a shared machine with 2 cores:
+other work runs there too, so absolute times move from run to run. The
+ratios matter more than the absolute figures — each compares Tessera with a
+baseline measured in the same run, right next to it.
+
+- Date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- Machine: $(nproc) cores, ${cpu:-unknown CPU}, Linux $(uname -r)
+- Go: $goversion
+- Repetitions: $REPS of each measurement; figures are medians, ratios the
+  median of the per-repetition ratios.
+
+| Benchmark | Tessera | Baseline | Ratio | Target | |
+|---|---|---|---|---|---|
+| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
+| 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
+| 1,000,000 empty tasks, Spawn + WhenAll, one locality | $(fmt "$t_task" '%.0f') ns/task | $(fmt "$g_task" '%.0f') ns/task (goroutine + channel each) | $(fmt "$task_ratio" '%.2f') | ≤ 2 | $(meets "$task_ratio" '<=' 2) |
+
+GB/s is 10⁹ bytes of payload per second.
+
+## 1. Action round trip
+
+Locality 0 calls an action on locality 1 that returns its 64-byte \`[]byte\`
+argument, and waits for the reply before the next call: $(list "$tmp/t_rtt" %.1f) µs per round trip.
+The baseline is two processes of plain Go on one TCP connection with
+TCP_NODELAY: the client writes 64 bytes and blocks reading the 64 echoed back:
+$(list "$tmp/r_rtt" %.1f) µs. Both warm up with $RTT_WARM round trips and time $RTT_N.
+
+    # Tessera: two localities of one job
+    TESSERA_LOCALITY=0|1 TESSERA_NUM_LOCALITIES=2 TESSERA_ROOT_ADDR=127.0.0.1:PORT \\
+      TESSERA_LISTEN_HOST=127.0.0.1 TESSERA_SECRET=HEX \\
+      pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]}
+    # baseline: starts its peer as a child process
+    pingpong -mode raw ${PP_FLAGS[*]}
+
+## 2. Payload throughput
+
+Locality 0 calls an action on locality 1 taking a \`[]float64\` of 1Mi
+elements (8 MiB) and returning its length, with $WINDOW calls in flight; $BW_WARM calls
+warm up, $BW_N are timed until the last reply: $(list "$tmp/t_bw" %.2f) GB/s.
+The baseline writes 8 MiB blocks on one TCP connection to a process that
+reads them into one reused buffer and acknowledges the end with one byte:
+$(list "$tmp/r_bw" %.2f) GB/s. Same commands as above (one run measures both).
+
+## 3. Local tasks
+
+\`BenchmarkTasks\` in \`bench/tasks_test.go\`: on a runtime of one locality
+(\`runtime.StartLocal\`, lanes = GOMAXPROCS), a root task spawns 1,000,000
+empty tasks with \`runtime.Spawn\` and waits on \`WhenAll\` of their futures;
+the baseline starts 1,000,000 goroutines, each sending on a channel of its
+own, and receives from each. Each benchmark iteration runs one round of
+both, alternating which goes first, each after a GC.
+
+    $GOTEST_SHOWN
+
+| Repetition | Tessera ns/task | Goroutine ns/task | Ratio |
+|---|---|---|---|
+$(awk '{ printf "| %d | %.0f | %.0f | %.2f |\n", NR, $1, $2, $3 }' "$tmp/tasks")
+
+## Profiling
+
+\`pingpong -cpuprofile FILE\` writes a CPU profile and \`pingpong -trace FILE\`
+a Go execution trace, one per process: \`FILE.L0\` and \`FILE.L1\` for the
+Tessera localities, \`FILE.client\` and \`FILE.rtt.server\` or
+\`FILE.bw.server\` for the baseline. \`-test rtt\` or \`-test bw\` runs one
+measurement; \`-rtt-n\` and \`-bw-n\` lengthen it. Read profiles with
+\`go tool pprof -top\`; \`go tool trace -d=parsed FILE\` lists every goroutine
+wake-up with the stack that caused it, which is where round-trip latency
+goes. For the task benchmark, add \`-cpuprofile FILE\` to the \`go test\`
+command.
+EOF
+} >"$OUT"
+say "wrote $OUT"
+say "rtt: tessera $t_rtt us, raw $r_rtt us, ratio $rtt_ratio (target <= 1.5)"
+say "bw: tessera $t_bw GB/s, raw $r_bw GB/s, ratio $bw_ratio (target >= 0.8)"
+say "tasks: tessera $t_task ns, goroutine $g_task ns, ratio $task_ratio (target <= 2)"
