@@ -164,7 +164,9 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 		return nil
 	}
 	if rt.here == 0 {
-		if err := rt.wait(ctx, c.allRegistered, func() string { return "localities " + c.missing(func(i uint32) bool { return c.addrs[i] != "" }) + " to register" }); err != nil {
+		if err := rt.wait(ctx, c.allRegistered, func() string {
+			return "localities " + c.missing(func(i uint32) bool { return c.addrs[i] != "" }) + " to register"
+		}); err != nil {
 			return err
 		}
 		c.mu.Lock()

@@ -119,10 +119,10 @@ func TestWhenAllWhenAnyDataflow(t *testing.T) {
 
 // recorder is a TaskObserver that keeps what it saw.
 type recorder struct {
-	mu     sync.Mutex
-	starts map[uint64]TaskInfo
-	stops  map[uint64]TaskInfo
-	yields, resumes int
+	mu                  sync.Mutex
+	starts              map[uint64]TaskInfo
+	stops               map[uint64]TaskInfo
+	yields, resumes     int
 	running, maxRunning int
 }
 

@@ -39,6 +39,7 @@ type Config struct {
 	Observer TaskObserver // watches tasks; nil: nobody
 	Logger   *slog.Logger // nil: slog.Default()
 
+	RecycleBytes      int           // memory kept for reuse by Recycle; 0: DefaultRecycleBytes, <0: none
 	StartTimeout      time.Duration // limit on the start barrier; 0: 60s
 	MaxFrame          int64         // largest parcel accepted; 0: 1 GiB
 	HeartbeatInterval time.Duration // 0: 500ms
@@ -91,7 +92,8 @@ type Runtime struct {
 	callsSent atomic.Uint64
 	served    atomic.Uint64
 
-	ctl control
+	ctl     control
+	recycle recycler
 }
 
 type pendingCall struct {
@@ -116,6 +118,10 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger,
 		pending: make(map[uint64]*pendingCall)}
 	rt.log = rt.log.With("locality", rt.here)
+	rt.recycle.limit = cfg.RecycleBytes
+	if cfg.RecycleBytes == 0 {
+		rt.recycle.limit = DefaultRecycleBytes
+	}
 	rt.ctx, rt.cancel = context.WithCancelCause(context.Background())
 	rt.sched = newScheduler(rt.ctx, rt.here, cfg.Lanes, cfg.Observer)
 	rt.sched.rt = rt
@@ -274,6 +280,9 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 			return pc.bufs[i]
 		}
 	}
+	if b := rt.recycle.get(n); b != nil {
+		return b
+	}
 	if n%8 == 0 {
 		return parcel.Float64Bytes(make([]float64, n/8))
 	}
@@ -391,4 +400,3 @@ func (rt *Runtime) shutdown(cause error) {
 	}
 	rt.sched.close()
 }
-

@@ -195,3 +195,38 @@ func TestKilledLocalityFailsPendingCalls(t *testing.T) {
 		}
 	}
 }
+
+// Memory an action recycles receives the next parcel of the same size.
+func TestRecycledMemoryIsReused(t *testing.T) {
+	ctx := testCtx(t)
+	reg := NewRegistry()
+	seen := make(chan *float64, 2)
+	keep := Register(reg, "test.keep", func(ctx context.Context, v []float64) (float64, error) {
+		seen <- &v[0]
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		FromContext(ctx).Recycle(v)
+		return s, nil
+	})
+	job, err := StartLocal(ctx, 2, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities[0]
+	for round := range 2 {
+		v := make([]float64, 4096)
+		for i := range v {
+			v[i] = float64(round + 1)
+		}
+		s, err := Async(ctx, rt.Locality(1), keep, v).Get(ctx)
+		if err != nil || s != float64(4096*(round+1)) {
+			t.Fatalf("round %d: sum %v, %v", round, s, err)
+		}
+	}
+	if a, b := <-seen, <-seen; a != b {
+		t.Errorf("the second call's argument was not read into the recycled memory")
+	}
+}

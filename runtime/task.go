@@ -90,55 +90,61 @@ func (t *task) info() TaskInfo {
 	return TaskInfo{GUID: t.guid, Parent: t.parent, Name: name, Locality: t.s.locality, Lane: t.lane}
 }
 
-// yield gives the task's lane to a new worker while the task blocks.
+// yield gives the task's lane back while the task blocks: to a task that
+// is waiting to resume, to the next queued task, or to the free list.
 func (t *task) yield() {
 	s := t.s
 	if o := s.observer; o != nil {
 		o.TaskYield(t.info())
 	}
 	s.yields.Add(1)
-	s.goWorker(t.lane)
+	s.release(t.lane)
 }
 
-// resume takes a lane again: the next worker that looks for work hands its
-// lane over and retires.
+// resume takes a lane again: a free one at once, or else the next one a
+// task gives back.
 func (t *task) resume() {
-	s := t.s
-	w := make(chan int, 1)
-	select {
-	case s.resumeq <- w:
-		select {
-		case t.lane = <-w:
-		case <-s.stop:
-			t.lane = -1
-		}
-	case <-s.stop:
-		t.lane = -1 // shutting down: finish without a lane
-	}
-	if o := s.observer; o != nil {
+	t.lane = t.s.acquire()
+	if o := t.s.observer; o != nil {
 		o.TaskResume(t.info())
 	}
 }
 
-// scheduler runs tasks on a fixed number of worker lanes. A worker is a
-// goroutine that owns a lane; a task that blocks hands its lane to a new
-// worker and later takes one back from whichever worker next looks for work,
-// so at most `lanes` tasks compute at any moment.
+// scheduler runs tasks on a fixed number of worker lanes. A lane is held by
+// exactly one goroutine at a time — a worker running queued tasks, or a task
+// that resumed after waiting — or it is free. A task that blocks in Get
+// releases its lane and takes one back when its value arrives, so at most
+// `lanes` tasks compute at any moment and a waiting task holds none.
+//
+// Hand-offs are the cost to avoid: a task that waits with nothing else to do
+// just frees its lane, and one that resumes while a lane is free takes it
+// without waking anyone.
 type scheduler struct {
 	rt       *Runtime        // the locality the tasks belong to
 	base     context.Context // the locality's lifetime; tasks run under it
 	locality uint32
 	lanes    int
 	observer TaskObserver
-	queue    chan *task
-	resumeq  chan chan int // blocked tasks waiting for a lane
+
+	mu       sync.Mutex
+	queue    taskQueue   // tasks waiting for a lane
+	resumers []chan int  // blocked tasks whose value arrived, waiting for a lane
+	free     []int       // lanes nobody holds
+	idle     []chan work // workers without a lane, waiting for one and a task
+	stopped  bool
 	stop     chan struct{}
-	stopOnce sync.Once
+
 	seq      atomic.Uint64
 	spawned  atomic.Uint64
 	executed atomic.Uint64
 	yields   atomic.Uint64
-	overflow atomic.Int64 // tasks waiting to enter a full queue
+	queued   atomic.Int64 // len(queue), readable without the lock
+}
+
+// work is what a parked worker is woken with.
+type work struct {
+	t    *task
+	lane int
 }
 
 func newScheduler(base context.Context, locality uint32, lanes int, o TaskObserver) *scheduler {
@@ -147,12 +153,10 @@ func newScheduler(base context.Context, locality uint32, lanes int, o TaskObserv
 		locality: locality,
 		lanes:    lanes,
 		observer: o,
-		queue:    make(chan *task, 1<<14),
-		resumeq:  make(chan chan int),
 		stop:     make(chan struct{}),
 	}
-	for lane := range lanes {
-		s.goWorker(lane)
+	for lane := lanes - 1; lane >= 0; lane-- {
+		s.free = append(s.free, lane)
 	}
 	return s
 }
@@ -161,26 +165,122 @@ func (s *scheduler) newGUID() uint64 {
 	return uint64(s.locality)<<guidSeqBits | s.seq.Add(1)
 }
 
-func (s *scheduler) goWorker(lane int) { go s.work(lane) }
+// spawn queues fn as a task named name (or after the function at pc) whose
+// parent is the task with GUID parent. It never blocks. If the scheduler has
+// stopped, drop is called instead, with ErrShutdown.
+func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc uintptr, fn func(ctx context.Context), drop func(error)) {
+	t := &task{Context: base, s: s, guid: s.newGUID(), parent: parent, name: name, pc: pc, fn: fn, drop: drop}
+	s.spawned.Add(1)
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		t.drop(ErrShutdown)
+		return
+	}
+	if n := len(s.free); n > 0 {
+		lane := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.startLocked(work{t, lane})
+		return
+	}
+	s.queue.push(t)
+	s.queued.Add(1)
+	s.mu.Unlock()
+}
 
-// work is a worker's loop. Blocked tasks waiting to resume go first.
-func (s *scheduler) work(lane int) {
+// startLocked runs w on an idle worker, or a new one, and unlocks s.mu.
+func (s *scheduler) startLocked(w work) {
+	if n := len(s.idle); n > 0 {
+		ch := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		ch <- w
+		return
+	}
+	s.mu.Unlock()
+	go s.worker(w)
+}
+
+// release gives up lane: to a waiting resumer first, then to the next
+// queued task, else to the free list.
+func (s *scheduler) release(lane int) {
+	s.mu.Lock()
+	if n := len(s.resumers); n > 0 {
+		ch := s.resumers[0]
+		s.resumers = s.resumers[1:]
+		s.mu.Unlock()
+		ch <- lane
+		return
+	}
+	if t := s.queue.pop(); t != nil {
+		s.queued.Add(-1)
+		s.startLocked(work{t, lane})
+		return
+	}
+	s.free = append(s.free, lane)
+	s.mu.Unlock()
+}
+
+// acquire returns a lane for a task that resumes, waiting for one if all are
+// held. After stop it returns -1: the task finishes without a lane.
+func (s *scheduler) acquire() int {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return -1
+	}
+	if n := len(s.free); n > 0 {
+		lane := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.mu.Unlock()
+		return lane
+	}
+	ch := make(chan int, 1)
+	s.resumers = append(s.resumers, ch)
+	s.mu.Unlock()
+	select {
+	case lane := <-ch:
+		return lane
+	case <-s.stop:
+		return -1
+	}
+}
+
+// worker runs w, then keeps taking work while its lane has some: resumers
+// go first, then queued tasks. Without work it frees its lane and parks,
+// unless enough workers are parked already.
+func (s *scheduler) worker(w work) {
 	for {
-		select {
-		case w := <-s.resumeq:
-			w <- lane
+		lane := s.run(w.t, w.lane)
+		if lane < 0 {
 			return
-		default:
 		}
-		select {
-		case w := <-s.resumeq:
-			w <- lane
+		s.mu.Lock()
+		if n := len(s.resumers); n > 0 {
+			ch := s.resumers[0]
+			s.resumers = s.resumers[1:]
+			s.mu.Unlock()
+			ch <- lane
+		} else if t := s.queue.pop(); t != nil {
+			s.queued.Add(-1)
+			s.mu.Unlock()
+			w = work{t, lane}
+			continue
+		} else {
+			s.free = append(s.free, lane)
+			s.mu.Unlock()
+		}
+		// No lane now: park until spawn or release hands over work.
+		s.mu.Lock()
+		if s.stopped || len(s.idle) >= s.lanes {
+			s.mu.Unlock()
 			return
-		case t := <-s.queue:
-			lane = s.run(t, lane)
-			if lane < 0 {
-				return
-			}
+		}
+		ch := make(chan work, 1)
+		s.idle = append(s.idle, ch)
+		s.mu.Unlock()
+		select {
+		case w = <-ch:
 		case <-s.stop:
 			return
 		}
@@ -188,7 +288,7 @@ func (s *scheduler) work(lane int) {
 }
 
 // run runs t on lane and returns the lane the goroutine holds afterwards
-// (t may have blocked and resumed on another).
+// (t may have blocked and resumed on another, or on none after stop).
 func (s *scheduler) run(t *task, lane int) int {
 	t.lane = lane
 	o := s.observer
@@ -203,47 +303,55 @@ func (s *scheduler) run(t *task, lane int) int {
 	return t.lane
 }
 
-// spawn queues fn as a task named name (or after fn) whose parent is the
-// task running with ctx, if any. It never blocks.
-// If the scheduler has stopped, drop is called instead, with ErrShutdown.
-func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc uintptr, fn func(ctx context.Context), drop func(error)) {
-	t := &task{Context: base, s: s, guid: s.newGUID(), parent: parent, name: name, pc: pc, fn: fn, drop: drop}
-	s.spawned.Add(1)
-	select {
-	case <-s.stop:
-		t.drop(ErrShutdown)
+func (s *scheduler) queueLen() int { return int(s.queued.Load()) }
+
+// close stops the scheduler and fails the tasks that will now never run, so
+// nobody waits for them. Tasks running now finish; those blocked in Get
+// return with the locality's cause, since their context is the locality's.
+func (s *scheduler) close() {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
 		return
-	default:
 	}
-	select {
-	case s.queue <- t:
-	default:
-		// The queue is full; never block the spawner (it may be a worker the
-		// queue is waiting for).
-		s.overflow.Add(1)
-		go func() {
-			defer s.overflow.Add(-1)
-			select {
-			case s.queue <- t:
-			case <-s.stop:
-				t.drop(ErrShutdown)
-			}
-		}()
+	s.stopped = true
+	close(s.stop)
+	var dropped []*task
+	for t := s.queue.pop(); t != nil; t = s.queue.pop() {
+		dropped = append(dropped, t)
+	}
+	s.queued.Store(0)
+	s.mu.Unlock()
+	for _, t := range dropped {
+		t.drop(ErrShutdown)
 	}
 }
 
-func (s *scheduler) queueLen() int { return len(s.queue) + int(s.overflow.Load()) }
+// taskQueue is a FIFO ring of tasks.
+type taskQueue struct {
+	buf        []*task
+	head, size int
+}
 
-// close stops the workers and fails the tasks that will now never run, so
-// nobody waits for them.
-func (s *scheduler) close() {
-	s.stopOnce.Do(func() { close(s.stop) })
-	for {
-		select {
-		case t := <-s.queue:
-			t.drop(ErrShutdown)
-		default:
-			return
+func (q *taskQueue) push(t *task) {
+	if q.size == len(q.buf) {
+		grown := make([]*task, max(16, 2*len(q.buf)))
+		for i := range q.size {
+			grown[i] = q.buf[(q.head+i)%len(q.buf)]
 		}
+		q.buf, q.head = grown, 0
 	}
+	q.buf[(q.head+q.size)%len(q.buf)] = t
+	q.size++
+}
+
+func (q *taskQueue) pop() *task {
+	if q.size == 0 {
+		return nil
+	}
+	t := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return t
 }

@@ -168,7 +168,10 @@ func tessera(p params) int {
 		return b, nil
 	})
 	sink := runtime.Register(reg, "bench.sink", func(ctx context.Context, v []float64) (int, error) {
-		return len(v), nil
+		n := len(v)
+		// Done with the block: the next one is read into the same memory.
+		runtime.FromContext(ctx).Recycle(v)
+		return n, nil
 	})
 	return runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
 		if rt.NumLocalities() != 2 {
