@@ -201,24 +201,34 @@ func (s *scheduler) startLocked(w work) {
 	go s.worker(w)
 }
 
-// release gives up lane: to a waiting resumer first, then to the next
-// queued task, else to the free list.
+// release gives up lane while its holder waits: to a waiting resumer, to
+// the next queued task on another worker, or to the free list.
 func (s *scheduler) release(lane int) {
+	if t := s.pass(lane); t != nil {
+		s.mu.Lock()
+		s.startLocked(work{t, lane})
+	}
+}
+
+// pass hands lane to the first task waiting to resume, or returns the next
+// queued task for the caller to run on lane, or frees lane.
+func (s *scheduler) pass(lane int) *task {
 	s.mu.Lock()
-	if n := len(s.resumers); n > 0 {
+	if len(s.resumers) > 0 {
 		ch := s.resumers[0]
 		s.resumers = s.resumers[1:]
 		s.mu.Unlock()
 		ch <- lane
-		return
+		return nil
 	}
 	if t := s.queue.pop(); t != nil {
 		s.queued.Add(-1)
-		s.startLocked(work{t, lane})
-		return
+		s.mu.Unlock()
+		return t
 	}
 	s.free = append(s.free, lane)
 	s.mu.Unlock()
+	return nil
 }
 
 // acquire returns a lane for a task that resumes, waiting for one if all are
@@ -246,8 +256,8 @@ func (s *scheduler) acquire() int {
 	}
 }
 
-// worker runs w, then keeps taking work while its lane has some: resumers
-// go first, then queued tasks. Without work it frees its lane and parks,
+// worker runs w, then keeps taking work while its lane has some (tasks
+// waiting to resume go first, see pass). Without work it parks, lane-less,
 // unless enough workers are parked already.
 func (s *scheduler) worker(w work) {
 	for {
@@ -255,22 +265,10 @@ func (s *scheduler) worker(w work) {
 		if lane < 0 {
 			return
 		}
-		s.mu.Lock()
-		if n := len(s.resumers); n > 0 {
-			ch := s.resumers[0]
-			s.resumers = s.resumers[1:]
-			s.mu.Unlock()
-			ch <- lane
-		} else if t := s.queue.pop(); t != nil {
-			s.queued.Add(-1)
-			s.mu.Unlock()
+		if t := s.pass(lane); t != nil {
 			w = work{t, lane}
 			continue
-		} else {
-			s.free = append(s.free, lane)
-			s.mu.Unlock()
 		}
-		// No lane now: park until spawn or release hands over work.
 		s.mu.Lock()
 		if s.stopped || len(s.idle) >= s.lanes {
 			s.mu.Unlock()
