@@ -207,10 +207,18 @@ func (t *TCP) dialed(ctx context.Context, peer uint32, c net.Conn) error {
 }
 
 type tcpPeer struct {
-	id    uint32
-	conn  net.Conn
+	id   uint32
+	conn net.Conn
+	// queue holds the requests of senders that found the connection busy;
+	// it is bounded, so senders block instead of buffering without limit.
+	// Whoever holds wmu writes what is queued before letting go of it (flat
+	// combining: see combine), and the writer goroutine takes over when
+	// kicked. Requests leave the queue only to be answered: by a lock holder
+	// (after writing them, unless the connection is closing) or, once the
+	// connection is down, with downErr by whoever finds them.
 	queue chan *sendReq
-	wmu   sync.Mutex // serialises writes on conn
+	kick  chan struct{} // wakes the writer goroutine to drain queue; buffered, 1
+	wmu   sync.Mutex    // serialises writes on conn; release it with unlock or combine
 	ctr   counters
 
 	lastWrite  atomic.Int64 // unix nanoseconds
@@ -218,14 +226,17 @@ type tcpPeer struct {
 	closing    atomic.Bool  // we are closing: errors are expected
 	drainUntil atomic.Int64 // unix nanoseconds; once closing, the read deadline
 
-	downOnce   sync.Once
-	down       chan struct{} // closed when the connection is gone
-	downErr    error         // why; set before down is closed
-	writerDone chan struct{} // closed when the writer will answer no more requests
+	downOnce sync.Once
+	down     chan struct{} // closed when the connection is gone
+	downErr  error         // why; set before down is closed
 
 	scratch []byte // frame heads of a batch; guarded by wmu
 }
 
+// sendReq is a parcel a sender queued. done receives exactly one answer,
+// from whoever took the request off the queue; after sending it, that one
+// does not touch the request again, and the sender waits for it before the
+// request goes back to sendReqPool.
 type sendReq struct {
 	p    *Parcel
 	done chan error
@@ -247,7 +258,7 @@ func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	p := &tcpPeer{id: id, conn: c, queue: make(chan *sendReq, t.cfg.QueueLen), down: make(chan struct{}), writerDone: make(chan struct{})}
+	p := &tcpPeer{id: id, conn: c, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1), down: make(chan struct{})}
 	p.lastWrite.Store(time.Now().UnixNano())
 	// Sends can find p from now on, but nothing may be written on c before
 	// the handshake has ended: start or release unlocks.
@@ -269,19 +280,16 @@ func (t *TCP) release(p *tcpPeer, err error) {
 		p.downErr = &PeerError{p.id, "connect", err}
 		close(p.down)
 	})
-	close(p.writerDone)
+	// No writer was started; senders that queued requests see down and
+	// answer them themselves.
 	p.wmu.Unlock()
 }
 
 func (t *TCP) start(p *tcpPeer) {
 	t.wg.Add(2)
 	go func() { defer t.wg.Done(); t.readLoop(p) }()
-	go func() {
-		defer t.wg.Done()
-		defer close(p.writerDone)
-		t.writeLoop(p)
-	}()
-	p.wmu.Unlock()
+	go func() { defer t.wg.Done(); t.writeLoop(p) }()
+	p.unlock() // senders may have queued requests during the handshake
 }
 
 // usable returns nil while parcels may be written to p.
@@ -314,25 +322,42 @@ func (t *TCP) fail(p *tcpPeer, err error) {
 	})
 }
 
-// deadlineReader extends the read deadline before every read, so silence —
-// not the length of a large frame — is what times a peer out. Once the port
-// is closing, the deadline is the end of the drain instead.
+// deadlineReader keeps a read deadline ahead of every read, so silence —
+// not the length of a large frame — is what times a peer out. Setting a
+// deadline is not free (it resets a runtime timer), so the deadline is moved
+// only once a quarter of the timeout d has passed since it was last moved,
+// and then to 5/4·d ahead: a read always has more than d before its
+// deadline, and a peer silent for longer than d is found out at most d/4
+// late. Once the port is closing, the deadline is the end of the drain
+// instead. Only the reader goroutine calls Read.
 type deadlineReader struct {
-	p *tcpPeer
-	d time.Duration
+	p     *tcpPeer
+	d     time.Duration
+	moved time.Time // when the deadline was last moved; zero before the first read
+	drain int64     // the drainUntil the deadline is set to, once closing
 }
 
-func (r deadlineReader) Read(b []byte) (int, error) {
+func (r *deadlineReader) Read(b []byte) (int, error) {
 	if until := r.p.drainUntil.Load(); until != 0 {
-		r.p.conn.SetReadDeadline(time.Unix(0, until))
-	} else {
-		r.p.conn.SetReadDeadline(time.Now().Add(r.d))
+		if until != r.drain {
+			r.drain = until
+			r.p.conn.SetReadDeadline(time.Unix(0, until))
+		}
+	} else if now := time.Now(); r.moved.IsZero() || now.Sub(r.moved) >= r.d/4 {
+		r.moved = now
+		r.p.conn.SetReadDeadline(now.Add(r.d + r.d/4))
+		// Close may have set the drain deadline after drainUntil was
+		// loaded above; it must not stay overwritten.
+		if until := r.p.drainUntil.Load(); until != 0 {
+			r.drain = until
+			r.p.conn.SetReadDeadline(time.Unix(0, until))
+		}
 	}
 	return r.p.conn.Read(b)
 }
 
 func (t *TCP) readLoop(p *tcpPeer) {
-	fr := NewFrameReader(bufio.NewReaderSize(deadlineReader{p, t.cfg.HeartbeatTimeout}, 64<<10), t.cfg.MaxFrame)
+	fr := NewFrameReader(bufio.NewReaderSize(&deadlineReader{p: p, d: t.cfg.HeartbeatTimeout}, 64<<10), t.cfg.MaxFrame)
 	for {
 		pc, err := fr.Next(t.cfg.Handler.Buffer)
 		if err != nil {
@@ -378,39 +403,25 @@ func (t *TCP) writeFailed(p *tcpPeer, err error) error {
 	return p.downErr
 }
 
+// writeLoop is the writer goroutine of p: it drains the queue when kicked,
+// which is when a sender combining for others stopped before the queue was
+// empty, or when a lock holder that does not combine (a heartbeat, start,
+// Close) let go of the lock with requests queued. It also sends heartbeats
+// on an idle connection, and answers what is left in the queue once the
+// connection is down.
+//
+// The writer does not receive from the queue while it waits: a send on a
+// channel that a goroutine is blocked receiving from is handed to that
+// goroutine, so a waiting writer would take every request out of reach of
+// the lock holder, whose combining saves the wake-ups of the writer.
 func (t *TCP) writeLoop(p *tcpPeer) {
 	tick := time.NewTicker(max(t.cfg.HeartbeatInterval/2, time.Millisecond))
 	defer tick.Stop()
-	batch := make([]*sendReq, 0, maxBatchParcels)
 	for {
 		select {
-		case r := <-p.queue:
-			batch = append(batch[:0], r)
-			size := r.p.Size()
-		gather:
-			for len(batch) < maxBatchParcels && size < maxBatchBytes {
-				select {
-				case r := <-p.queue:
-					batch = append(batch, r)
-					size += r.p.Size()
-				default:
-					break gather
-				}
-			}
+		case <-p.kick:
 			p.wmu.Lock()
-			err := p.usable()
-			var werr error
-			if err == nil {
-				werr = t.writeBatch(p, batch)
-			}
-			p.wmu.Unlock()
-			if werr != nil {
-				err = t.writeFailed(p, werr)
-			}
-			for i, r := range batch {
-				r.done <- err
-				batch[i] = nil
-			}
+			t.combine(p, -1)
 		case <-tick.C:
 			if time.Since(time.Unix(0, p.lastWrite.Load())) >= t.cfg.HeartbeatInterval && p.wmu.TryLock() {
 				var err error
@@ -418,21 +429,120 @@ func (t *TCP) writeLoop(p *tcpPeer) {
 					hb := &Parcel{Header: Header{Kind: KindHeartbeat, Source: t.cfg.Locality, Dest: p.id}}
 					err = t.writeOne(p, hb)
 				}
-				p.wmu.Unlock()
+				p.unlock()
 				if err != nil {
 					t.writeFailed(p, err)
 				}
 			}
+			// Not needed while every lock holder keeps its duty (see
+			// unlock); it bounds how long a request could wait if one
+			// did not.
+			if len(p.queue) > 0 {
+				p.kickWriter()
+			}
 		case <-p.down:
-			for {
+			p.failQueued()
+			return
+		}
+	}
+}
+
+// kickWriter wakes the writer goroutine to drain the queue.
+func (p *tcpPeer) kickWriter() {
+	select {
+	case p.kick <- struct{}{}:
+	default: // already kicked
+	}
+}
+
+// unlock releases p.wmu for a holder that does not combine. A sender that
+// queued a request and then failed to take the lock leaves the request to
+// whoever holds it, so every holder, once it lets go, sees that the queue
+// is drained: combine does so itself, unlock hands the queue to the writer.
+func (p *tcpPeer) unlock() {
+	p.wmu.Unlock()
+	if len(p.queue) > 0 {
+		p.kickWriter()
+	}
+}
+
+// failQueued answers every request in the queue with downErr. It is for
+// when p is down; it needs no lock, since nothing queued is written then.
+func (p *tcpPeer) failQueued() {
+	for {
+		select {
+		case r := <-p.queue:
+			r.done <- p.downErr
+		default:
+			return
+		}
+	}
+}
+
+// combine writes the requests waiting in p.queue, in batches of at most
+// maxBatchParcels parcels (and about maxBatchBytes bytes), one writev each,
+// and answers each request once its batch is written. It is called with
+// p.wmu held and releases it.
+//
+// After the unlock it looks at the queue again: a sender that queued a
+// request after the last look and failed to take the lock left the request
+// to this holder. It then takes the lock again; if someone else has taken
+// it, the duty is theirs.
+//
+// combine takes at most limit requests (no limit if negative), so that a
+// sender that writes for others is held up for a bounded time; if it leaves
+// requests, the writer goroutine takes over. After a failed write it stops:
+// the connection is down, and the senders still queued answer themselves.
+func (t *TCP) combine(p *tcpPeer, limit int) {
+	var buf [maxBatchParcels]*sendReq
+	for {
+		for {
+			batch, size := buf[:0], 0
+		gather:
+			for limit != 0 && len(batch) < maxBatchParcels && size < maxBatchBytes {
 				select {
 				case r := <-p.queue:
-					r.done <- p.downErr
+					batch = append(batch, r)
+					size += r.p.Size()
+					limit--
 				default:
-					return
+					break gather
 				}
 			}
+			if len(batch) == 0 {
+				break
+			}
+			err := p.usable()
+			var werr error
+			if err == nil {
+				werr = t.writeBatch(p, batch)
+			}
+			if werr != nil {
+				p.wmu.Unlock()
+				err = t.writeFailed(p, werr)
+				answer(batch, err)
+				return
+			}
+			answer(batch, err)
 		}
+		p.wmu.Unlock()
+		switch {
+		case len(p.queue) == 0:
+			return
+		case limit == 0:
+			p.kickWriter()
+			return
+		case !p.wmu.TryLock():
+			return // the holder drains it
+		}
+	}
+}
+
+// answer tells the senders of batch how their parcels fared. A request may
+// go back to the pool as soon as it is answered: it is not touched after.
+func answer(batch []*sendReq, err error) {
+	for _, r := range batch {
+		r.done <- err
 	}
 }
 
@@ -514,17 +624,17 @@ func (t *TCP) Send(ctx context.Context, pc *Parcel) error {
 		return err
 	}
 	// Fast path: nobody is writing and nothing is queued, so write now
-	// instead of waking the writer goroutine.
+	// instead of waking the writer goroutine; then write what others queued
+	// meanwhile, so that they need not wake the writer either.
 	if len(p.queue) == 0 && p.wmu.TryLock() {
 		err := p.usable()
-		var werr error
 		if err == nil {
-			werr = t.writeOne(p, pc)
+			if werr := t.writeOne(p, pc); werr != nil {
+				p.wmu.Unlock()
+				return t.writeFailed(p, werr)
+			}
 		}
-		p.wmu.Unlock()
-		if werr != nil {
-			err = t.writeFailed(p, werr)
-		}
+		t.combine(p, cap(p.queue))
 		return err
 	}
 	r := sendReqPool.Get().(*sendReq)
@@ -540,18 +650,20 @@ func (t *TCP) Send(ctx context.Context, pc *Parcel) error {
 		sendReqPool.Put(r)
 		return &PeerError{p.id, "send", context.Cause(ctx)}
 	}
-	// Once queued the chunks belong to the writer until it reports back,
-	// so wait for it even if ctx ends or the connection goes down: the
-	// writer answers every request it has taken before it exits.
+	// If the writing has ended meanwhile, write the queue ourselves, r
+	// included; otherwise the lock holder writes r before letting go.
+	if p.wmu.TryLock() {
+		t.combine(p, cap(p.queue))
+	}
+	// Once queued the chunks belong to whoever takes r off the queue until
+	// r is answered, so wait for that even if ctx ends. If the connection
+	// goes down, the writer may be gone: answer what is still queued, r
+	// included unless someone else has taken it and so will answer it.
 	select {
 	case err = <-r.done:
 	case <-p.down:
-		<-p.writerDone
-		select {
-		case err = <-r.done:
-		default:
-			return p.downErr // never taken; r stays in the dead queue
-		}
+		p.failQueued()
+		err = <-r.done
 	}
 	r.p = nil
 	sendReqPool.Put(r)
@@ -635,7 +747,7 @@ func (t *TCP) Close() error {
 				werr = errors.ErrUnsupported
 			}
 		}
-		p.wmu.Unlock()
+		p.unlock() // requests queued meanwhile get their ErrClosed from the writer
 		if werr != nil {
 			t.fail(p, ErrClosed)
 		} else {

@@ -315,6 +315,18 @@ func TestTCPCorruptFrames(t *testing.T) {
 	}
 }
 
+// tcpPeerOf returns port's connection to locality id.
+func tcpPeerOf(t *testing.T, port *TCP, id uint32) *tcpPeer {
+	t.Helper()
+	port.mu.Lock()
+	defer port.mu.Unlock()
+	p := port.peers[id]
+	if p == nil {
+		t.Fatalf("locality %d is not connected", id)
+	}
+	return p
+}
+
 func TestTCPBatchesSends(t *testing.T) {
 	const (
 		senders = 64
@@ -330,30 +342,41 @@ func TestTCPBatchesSends(t *testing.T) {
 	// On loopback a write never blocks, so with few CPUs sends rarely
 	// meet; a slow network is what makes them queue up. Play the slow
 	// network for the first round by holding the connection's write lock
-	// until every sender has called Send.
-	p1.mu.Lock()
-	peer := p1.peers[0]
-	p1.mu.Unlock()
+	// until every sender has queued its first parcel.
+	peer := tcpPeerOf(t, p1, 0)
 	peer.wmu.Lock()
-	var started atomic.Int32
+	var firstRound sync.WaitGroup
+	firstRound.Add(senders)
+	rest := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range senders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for k := range each {
-				started.Add(1)
 				p := &Parcel{Header: Header{Kind: KindCall, Dest: 0, Request: uint64(g*each + k)}, Chunks: [][]byte{{byte(k)}}}
-				if err := p1.Send(ctx, p); err != nil {
+				err := p1.Send(ctx, p)
+				if k == 0 {
+					firstRound.Done()
+					<-rest
+				}
+				if err != nil {
 					t.Error(err)
 					return
 				}
 			}
 		}()
 	}
-	waitFor(t, "every sender to send", func() bool { return started.Load() == senders })
-	time.Sleep(20 * time.Millisecond) // not a bound: only lets them reach the queue
-	peer.wmu.Unlock()
+	waitFor(t, "every sender to queue a parcel", func() bool { return len(peer.queue) == senders })
+	before := p1.Counters()[0].Writes
+	peer.unlock()
+	firstRound.Wait()
+	first := p1.Counters()[0].Writes - before
+	t.Logf("the %d parcels queued together took %d writes", senders, first)
+	if first >= senders/2 {
+		t.Errorf("%d parcels queued together took %d writes: they are not batched", senders, first)
+	}
+	close(rest)
 	wg.Wait()
 	r0.waitParcels(t, senders*each)
 	c := p1.Counters()
@@ -371,6 +394,261 @@ func TestTCPBatchesSends(t *testing.T) {
 			t.Fatalf("parcel %d arrived twice", p.Header.Request)
 		}
 		seen[p.Header.Request] = true
+	}
+}
+
+// quiet turns heartbeats off for the length of a test. The writer goroutine
+// then never looks at the queue unless a lock holder kicks it, so a request
+// that nobody took care of hangs the test instead of going out with the
+// next heartbeat tick.
+func quiet(c *TCPConfig) {
+	c.HeartbeatInterval = time.Hour
+	c.HeartbeatTimeout = 2 * time.Hour
+}
+
+func TestTCPSenderWritesTheQueue(t *testing.T) {
+	const queued = 20
+	r0 := newRecorder()
+	p0 := newTCPPort(t, 0, r0, quiet)
+	p1 := newTCPPort(t, 1, newRecorder(), quiet)
+	ctx := context.Background()
+	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	// Senders queue while the lock is held; the holder then lets go
+	// without telling anybody, as if it had looked at the queue just
+	// before they queued. The next sender, which queues behind them and
+	// finds the lock free, must write them all.
+	peer := tcpPeerOf(t, p1, 0)
+	peer.wmu.Lock()
+	errs := make(chan error, queued)
+	for k := range queued {
+		go func() {
+			errs <- p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Request: uint64(k)}, Chunks: [][]byte{{byte(k)}}})
+		}()
+	}
+	waitFor(t, "the senders to queue", func() bool { return len(peer.queue) == queued })
+	before := p1.Counters()[0].Writes
+	peer.wmu.Unlock()
+	if err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Request: queued}}); err != nil {
+		t.Fatal(err)
+	}
+	for range queued {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(hangLimit):
+			t.Fatal("queued sends were not written")
+		}
+	}
+	if w := p1.Counters()[0].Writes - before; w != 1 {
+		t.Errorf("%d parcels took %d writes, want one", queued+1, w)
+	}
+	r0.waitParcels(t, queued+1)
+}
+
+func TestTCPSendersNeverStrand(t *testing.T) {
+	// Many senders on one connection, heartbeats off: every request must
+	// be written by a lock holder or the writer it kicks (see quiet).
+	const (
+		senders = 8
+		each    = 2000
+	)
+	r0 := newRecorder()
+	p0 := newTCPPort(t, 0, r0, quiet)
+	p1 := newTCPPort(t, 1, newRecorder(), func(c *TCPConfig) { quiet(c); c.QueueLen = 4 })
+	ctx := context.Background()
+	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range each {
+				var chunks [][]byte
+				if k%100 == 0 {
+					chunks = [][]byte{make([]byte, 256<<10)} // a batch of its own
+				}
+				p := &Parcel{Header: Header{Kind: KindCall, Dest: 0, Request: uint64(g*each + k)}, Chunks: chunks}
+				if err := p1.Send(ctx, p); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(hangLimit):
+		t.Fatalf("senders hang; queue %+v", p1.Counters())
+	}
+	r0.waitParcels(t, senders*each)
+	c := p1.Counters()[0]
+	t.Logf("%d parcels in %d writes", c.ParcelsSent, c.Writes)
+	if c.ParcelsSent != senders*each || c.QueueLen != 0 {
+		t.Fatalf("counters %+v", c)
+	}
+}
+
+func TestTCPSendBlocksWhileQueueFull(t *testing.T) {
+	r0 := newRecorder()
+	p0 := newTCPPort(t, 0, r0, nil)
+	p1 := newTCPPort(t, 1, newRecorder(), func(c *TCPConfig) { c.QueueLen = 2 })
+	ctx := context.Background()
+	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	peer := tcpPeerOf(t, p1, 0)
+	peer.wmu.Lock()
+	errs := make(chan error, 2)
+	for k := range 2 {
+		go func() {
+			errs <- p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Action: "queued", Request: uint64(k)}})
+		}()
+	}
+	waitFor(t, "the queue to fill", func() bool { return len(peer.queue) == 2 })
+	// A third sender blocks until its context ends.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	err := p1.Send(short, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Action: "dropped"}})
+	var pe *PeerError
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) || pe.Locality != 0 {
+		t.Fatalf("Send on a full queue: %v, want a *PeerError wrapping the context's end", err)
+	}
+	if len(errs) != 0 {
+		t.Fatalf("a queued send returned while the connection was busy: %v", <-errs)
+	}
+	peer.unlock()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Action: "after"}}); err != nil {
+		t.Fatal(err)
+	}
+	r0.waitParcels(t, 3)
+	for _, p := range r0.received() {
+		if p.Header.Action == "dropped" {
+			t.Fatal("the send whose context ended was written")
+		}
+	}
+}
+
+func TestTCPSendersAnsweredWhenPeerDies(t *testing.T) {
+	// A peer that stops reading and then resets the connection: senders
+	// are queued, combining, and blocked in writes when it goes. Every
+	// Send must return, with nil or an error wrapping ErrPeerDown.
+	const senders = 16
+	rec := newRecorder()
+	port := newTCPPort(t, 0, rec, func(c *TCPConfig) { c.QueueLen = 4 })
+	raw := rawPeer(t, port, 1)
+	var failed atomic.Int32
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				var chunks [][]byte
+				if (g+k)%4 == 0 {
+					chunks = [][]byte{make([]byte, 64<<10)}
+				}
+				err := port.Send(context.Background(), &Parcel{Header: Header{Kind: KindCall, Dest: 1}, Chunks: chunks})
+				if err != nil {
+					if !errors.Is(err, ErrPeerDown) {
+						t.Errorf("Send: %v, want ErrPeerDown", err)
+					}
+					failed.Add(1)
+					return
+				}
+			}
+		}()
+	}
+	peer := tcpPeerOf(t, port, 1)
+	// Wait for the writes to block: requests queue up behind them. (The
+	// queue need not fill: a combiner blocked in a write holds the batch it
+	// took from the queue.)
+	waitFor(t, "sends to queue up", func() bool { return len(peer.queue) > 0 })
+	time.Sleep(50 * time.Millisecond) // not a bound: lets the socket buffers fill
+	raw.(*net.TCPConn).SetLinger(0)   // reset, not a clean close
+	raw.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(hangLimit):
+		t.Fatal("senders hang after the peer died")
+	}
+	if failed.Load() != senders {
+		t.Fatalf("%d of %d senders saw the failure", failed.Load(), senders)
+	}
+	if d := rec.waitDown(t); d.peer != 1 || !errors.Is(d.err, ErrPeerDown) {
+		t.Fatalf("PeerDown(%d, %v)", d.peer, d.err)
+	}
+	if n := len(peer.queue); n != 0 {
+		t.Fatalf("%d requests left in the queue", n)
+	}
+}
+
+// deadlineConn records the read deadlines set on it; its reads return at
+// once and check that the deadline is far enough ahead.
+type deadlineConn struct {
+	net.Conn
+	t        *testing.T
+	d        time.Duration
+	sets     int
+	deadline time.Time
+	draining bool // no bounds on the deadline
+}
+
+func (c *deadlineConn) SetReadDeadline(d time.Time) error {
+	c.sets++
+	c.deadline = d
+	return nil
+}
+
+func (c *deadlineConn) Read(b []byte) (int, error) {
+	if ahead := time.Until(c.deadline); !c.draining && (ahead <= c.d || ahead > c.d+c.d/4) {
+		c.t.Errorf("a read with its deadline %v ahead, want more than %v and at most %v", ahead, c.d, c.d+c.d/4)
+	}
+	return len(b), nil
+}
+
+func TestDeadlineReader(t *testing.T) {
+	const d = time.Second
+	conn := &deadlineConn{t: t, d: d}
+	p := &tcpPeer{conn: conn}
+	r := &deadlineReader{p: p, d: d}
+	b := make([]byte, 1)
+	start := time.Now()
+	for range 100 {
+		r.Read(b)
+	}
+	if time.Since(start) < d/4 && conn.sets != 1 {
+		t.Fatalf("100 reads in a row set the deadline %d times, want once", conn.sets)
+	}
+	time.Sleep(d / 4)
+	r.Read(b)
+	if conn.sets < 2 {
+		t.Fatal("the deadline was not moved after a quarter of the timeout")
+	}
+	// Closing: the deadline is the end of the drain, set once.
+	conn.draining = true
+	drain := time.Now().Add(100 * time.Millisecond)
+	p.drainUntil.Store(drain.UnixNano())
+	sets := conn.sets
+	for range 10 {
+		r.Read(b)
+	}
+	if conn.sets != sets+1 || !conn.deadline.Equal(time.Unix(0, drain.UnixNano())) {
+		t.Fatalf("closing: %d more deadlines, the last %v; want one, the end of the drain %v", conn.sets-sets, conn.deadline, drain)
 	}
 }
 
@@ -450,7 +728,7 @@ func TestTCPCloseWithPeerThatDoesNotRead(t *testing.T) {
 	port.mu.Unlock()
 	waitFor(t, "the write to start", func() bool {
 		if peer.wmu.TryLock() {
-			peer.wmu.Unlock()
+			peer.unlock()
 			return false
 		}
 		return true
