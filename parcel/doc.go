@@ -11,8 +11,9 @@
 // implementations live here:
 //
 //   - TCP (the default): Go's net package, one connection per pair of
-//     localities, a writer goroutine per peer with a bounded queue, small
-//     parcels queued together written with one writev, heartbeats, and a
+//     localities, a writer goroutine per peer with a bounded queue, senders
+//     that write for each other while they hold the connection (small
+//     parcels queued together go out in one writev), heartbeats, and a
 //     handshake in which both sides prove they know the job secret before a
 //     single parcel is decoded.
 //   - Inproc: N localities inside one process, used by unit tests. It copies
