@@ -50,7 +50,10 @@ func (nw *InprocNetwork) Kill(id uint32) {
 	if p == nil {
 		return
 	}
+	// Dead first: whatever the killed locality still tries to send from now
+	// on goes nowhere, as with a process that is gone.
 	p.mu.Lock()
+	p.dead = true
 	peers := make([]uint32, 0, len(p.links))
 	for peer := range p.links {
 		peers = append(peers, peer)
@@ -83,6 +86,7 @@ type Inproc struct {
 	mu     sync.Mutex
 	links  map[uint32]*inprocLink // outgoing, by destination
 	closed bool
+	dead   bool // killed by InprocNetwork.Kill: sends go nowhere
 }
 
 // inprocLink is one direction, from -> to.
@@ -196,8 +200,11 @@ func (p *Inproc) Send(ctx context.Context, pc *Parcel) error {
 		return &PeerError{pc.Header.Dest, "send", err}
 	}
 	p.mu.Lock()
-	l, closed := p.links[pc.Header.Dest], p.closed
+	l, closed, dead := p.links[pc.Header.Dest], p.closed, p.dead
 	p.mu.Unlock()
+	if dead {
+		return &PeerError{pc.Header.Dest, "send", fmt.Errorf("%w: this locality was killed", ErrPeerDown)}
+	}
 	if closed {
 		return ErrClosed
 	}
