@@ -19,7 +19,7 @@ test: build
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 
-bench: build
+bench:
 	bash bench/run.sh
 
 lint:

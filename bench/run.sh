@@ -6,8 +6,8 @@
 # Each measurement runs REPS times (default 3), Tessera and its baseline
 # alternating, and the report gives medians. Ratios are the median of the
 # per-repetition ratios: each Tessera figure is compared with the baseline
-# measured right next to it. The Tessera jobs are launched here, with the
-# TESSERA_* environment set for both localities, not through `tessera run`.
+# measured right next to it. The Tessera jobs are launched with
+# `tessera run -n 2`, as a user launches them.
 #
 # Environment: REPS (3), BENCHTIME for the task benchmark (2x), OUT (the
 # report, docs/benchmarks.md).
@@ -19,12 +19,7 @@ BENCHTIME=${BENCHTIME:-2x}
 OUT=${OUT:-docs/benchmarks.md}
 
 tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap 'rm -rf "$tmp"' EXIT
 
 say() { printf '%s\n' "$*" >&2; }
 
@@ -37,32 +32,23 @@ GOTEST_SHOWN="go test -run '^\$' -bench '^BenchmarkTasks\$' -benchtime $BENCHTIM
 
 say "building"
 go build -o "$tmp/pingpong" ./bench/pingpong
+go build -o "$tmp/tessera" ./cmd/tessera
+tessera="$tmp/tessera"
 go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
 pp="$tmp/pingpong"
 
 # tessera_job runs pingpong -mode tessera as a job of 2 localities on this
-# machine and prints locality 0's output.
+# machine, started the way a user starts one (`tessera run -n 2`), and
+# prints locality 0's output.
 tessera_job() {
-	local port secret l rc=0
-	port=$("$pp" -mode freeport)
-	secret=$(head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
-	pids=()
-	for l in 1 0; do
-		TESSERA_LOCALITY=$l TESSERA_NUM_LOCALITIES=2 \
-			TESSERA_ROOT_ADDR=127.0.0.1:$port TESSERA_LISTEN_HOST=127.0.0.1 \
-			TESSERA_SECRET=$secret \
-			timeout 120 "$pp" -mode tessera "$@" >"$tmp/out.L$l" 2>"$tmp/err.L$l" &
-		pids+=($!)
-	done
-	for l in "${pids[@]}"; do wait "$l" || rc=$?; done
-	pids=()
+	local rc=0
+	timeout 120 "$tessera" run -n 2 "$pp" -mode tessera "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	if [ "$rc" -ne 0 ]; then
 		say "tessera job failed (exit $rc):"
-		sed 's/^/  L0: /' "$tmp/err.L0" >&2
-		sed 's/^/  L1: /' "$tmp/err.L1" >&2
+		sed 's/^/  /' "$tmp/err" >&2
 		return 1
 	fi
-	cat "$tmp/out.L0"
+	sed -n 's/^\[L0\] //p' "$tmp/out"
 }
 
 raw_run() { timeout 120 "$pp" -mode raw "$@"; }
@@ -146,10 +132,8 @@ The baseline is two processes of plain Go on one TCP connection with
 TCP_NODELAY: the client writes 64 bytes and blocks reading the 64 echoed back:
 $(list "$tmp/r_rtt" %.1f) µs. Both warm up with $RTT_WARM round trips and time $RTT_N.
 
-    # Tessera: two localities of one job
-    TESSERA_LOCALITY=0|1 TESSERA_NUM_LOCALITIES=2 TESSERA_ROOT_ADDR=127.0.0.1:PORT \\
-      TESSERA_LISTEN_HOST=127.0.0.1 TESSERA_SECRET=HEX \\
-      pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]}
+    # Tessera: two localities of one job (tessera run gives each GOMAXPROCS=cores/2)
+    tessera run -n 2 pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]}
     # baseline: starts its peer as a child process
     pingpong -mode raw ${PP_FLAGS[*]}
 

@@ -29,8 +29,12 @@
 //	TESSERA_ROOT_ADDR       host:port of locality 0, where the others
 //	                        connect first
 //	TESSERA_ROOT_FD         3, for locality 0 only
+//	GOMAXPROCS              max(1, cores/N) unless the launcher's
+//	                        environment sets it: the localities share the
+//	                        machine's cores instead of each running a
+//	                        thread per core
 //
-// Inherited variables of these names are replaced. The launcher opens the
+// Inherited TESSERA_* variables are replaced. The launcher opens the
 // root listener itself, on 127.0.0.1 with a port the system picks, before
 // any locality starts, and hands it to locality 0 as file descriptor 3
 // (hence TESSERA_ROOT_FD), then closes its own copy. Locality 0 accepts on

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,6 +203,12 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		}
 		return false
 	})
+	// The localities share this machine's cores: unless the user chose,
+	// each gets its share, so N localities never run N times as many
+	// threads as there are cores (like slurm's --cpus-per-task).
+	if !slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") }) {
+		base = append(base, "GOMAXPROCS="+strconv.Itoa(coresPerLocality(goruntime.NumCPU(), opts.N)))
+	}
 	base = append(base,
 		"TESSERA_NUM_LOCALITIES="+strconv.Itoa(opts.N),
 		"TESSERA_SECRET="+secret,
@@ -375,3 +382,6 @@ func randomHex(n int) (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// coresPerLocality is each locality's share of cores, at least one.
+func coresPerLocality(cores, n int) int { return max(1, cores/n) }

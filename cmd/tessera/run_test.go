@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,11 +61,11 @@ func helperMain(args []string) int {
 	}
 	switch args[0] {
 	case "env":
-		fmt.Printf("loc=%s n=%s secret=%s root=%s job=%s host=%s rootfd=%s\n",
+		fmt.Printf("loc=%s n=%s secret=%s root=%s job=%s host=%s rootfd=%s gomaxprocs=%s\n",
 			os.Getenv("TESSERA_LOCALITY"), os.Getenv("TESSERA_NUM_LOCALITIES"),
 			os.Getenv("TESSERA_SECRET"), os.Getenv("TESSERA_ROOT_ADDR"),
 			os.Getenv("TESSERA_JOB_ID"), os.Getenv("TESSERA_LISTEN_HOST"),
-			os.Getenv("TESSERA_ROOT_FD"))
+			os.Getenv("TESSERA_ROOT_FD"), os.Getenv("GOMAXPROCS"))
 		return 0
 	case "fail":
 		fmt.Println("started")
@@ -313,6 +314,11 @@ func TestRunEnvironment(t *testing.T) {
 		}
 		if env["host"] != "127.0.0.1" {
 			t.Errorf("locality %d: TESSERA_LISTEN_HOST=%q", loc, env["host"])
+		}
+		if want := os.Getenv("GOMAXPROCS"); want == "" {
+			if want = strconv.Itoa(coresPerLocality(goruntime.NumCPU(), n)); env["gomaxprocs"] != want {
+				t.Errorf("locality %d: GOMAXPROCS=%q, want its share of the cores, %s", loc, env["gomaxprocs"], want)
+			}
 		}
 		if host, _, err := net.SplitHostPort(env["root"]); err != nil || host != "127.0.0.1" {
 			t.Errorf("locality %d: TESSERA_ROOT_ADDR=%q", loc, env["root"])
@@ -579,5 +585,13 @@ func TestParseRunArgs(t *testing.T) {
 	}
 	if opts.Grace != 10*time.Second || strings.Join(opts.Args, " ") != "--grace 1s" {
 		t.Errorf("flags after prog must go to prog: parsed %+v", opts)
+	}
+}
+
+func TestCoresPerLocality(t *testing.T) {
+	for _, c := range []struct{ cores, n, want int }{{2, 1, 2}, {2, 2, 1}, {2, 4, 1}, {16, 4, 4}, {16, 3, 5}, {1, 8, 1}} {
+		if got := coresPerLocality(c.cores, c.n); got != c.want {
+			t.Errorf("coresPerLocality(%d, %d) = %d, want %d", c.cores, c.n, got, c.want)
+		}
 	}
 }
