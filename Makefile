@@ -6,7 +6,7 @@ LOCALITIES ?= 4
 # with goroutines of its own.
 RACE_PKGS := ./parcel/ ./runtime/ ./cmd/tessera/
 
-.PHONY: demo test bench lint build clean
+.PHONY: demo test test-deps bench lint build clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/tessera ./examples/hello
@@ -14,7 +14,14 @@ build:
 demo: build
 	$(BIN)/tessera run -n $(LOCALITIES) $(BIN)/hello
 
-test: build
+# What the tests need from outside Go: slurm (srun, scontrol) and munge.
+# Installed as root; elsewhere the tests that need them skip, loudly, and
+# fail instead under CI=true.
+test-deps:
+	@if [ "$$(id -u)" = 0 ]; then bash scripts/slurm-local.sh install "$${TMPDIR:-/tmp}/tessera-slurm"; \
+	 else echo "test-deps: not root, so slurm is not installed: the slurm tests will skip"; fi
+
+test: build test-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)

@@ -230,3 +230,37 @@ func TestRecycledMemoryIsReused(t *testing.T) {
 		t.Errorf("the second call's argument was not read into the recycled memory")
 	}
 }
+
+// The counters move with the work: calls, tasks and traffic per peer.
+func TestCountersCountTheWork(t *testing.T) {
+	ctx := testCtx(t)
+	reg, a := newEchoActions()
+	job, err := StartLocal(ctx, 3, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities[0]
+	for l := range rt.NumLocalities() {
+		for range 10 {
+			if _, err := Async(ctx, rt.Locality(l), a.greet, 0).Get(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c := rt.Counters()
+	if c.CallsSent != 20 || c.PendingCalls != 0 || c.TasksExecuted < 10 || c.Lanes < 1 || c.Locality != 0 {
+		t.Errorf("locality 0 counters after 20 remote and 10 local calls: %+v", c)
+	}
+	if len(c.Peers) != 2 {
+		t.Fatalf("locality 0 has counters for %d peers, want 2", len(c.Peers))
+	}
+	for _, p := range c.Peers {
+		if p.ParcelsSent < 10 || p.ParcelsReceived < 10 || p.BytesSent == 0 || p.BytesReceived == 0 {
+			t.Errorf("traffic with locality %d: %+v", p.Peer, p)
+		}
+	}
+	if s := job.Localities[1].Counters(); s.CallsServed != 10 {
+		t.Errorf("locality 1 served %d calls, want 10", s.CallsServed)
+	}
+}

@@ -2,9 +2,13 @@
 # slurm-local.sh — manage a real single-node Slurm cluster for Tessera tests.
 #
 # Usage:
-#   scripts/slurm-local.sh start STATE_DIR
-#   scripts/slurm-local.sh stop  STATE_DIR
+#   scripts/slurm-local.sh install STATE_DIR
+#   scripts/slurm-local.sh start   STATE_DIR
+#   scripts/slurm-local.sh stop    STATE_DIR
 #
+# install installs slurm-wlm and munge if needed and writes
+#        /etc/slurm/slurm.conf if there is none, without starting anything:
+#        enough for `scontrol show hostnames`.
 # start  installs slurm-wlm and munge if needed (Debian/Ubuntu, root only),
 #        starts munged, writes /etc/slurm/slurm.conf with all state, spool,
 #        pid and log files inside STATE_DIR, (re)starts slurmctld and slurmd
@@ -20,7 +24,7 @@ READY_TIMEOUT=60
 STOP_TIMEOUT=30
 
 usage() {
-	echo "usage: $0 {start|stop} STATE_DIR" >&2
+	echo "usage: $0 {install|start|stop} STATE_DIR" >&2
 	exit 2
 }
 
@@ -256,6 +260,22 @@ cmd_start() {
 	wait_ready "$state" "$hn" "$since"
 }
 
+cmd_install() {
+	local state=$1 cpus
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "slurm-local: install needs root (installs packages, writes $CONF)" >&2
+		exit 3
+	fi
+	mkdir -p "$state"
+	state=$(cd "$state" && pwd -P)
+	install_slurm "$state"
+	if [[ ! -f $CONF ]]; then
+		cpus=$(slurmd -C 2>/dev/null | grep -o 'CPUs=[0-9]*' | head -n 1 | cut -d= -f2 || true)
+		write_conf "$state" "$(hostname -s)" "${cpus:-1}"
+	fi
+	echo "slurm installed"
+}
+
 cmd_stop() {
 	local state=$1
 	if [[ ! -d $state ]]; then
@@ -269,6 +289,7 @@ cmd_stop() {
 
 [[ $# -eq 2 ]] || usage
 case $1 in
+install) cmd_install "$2" ;;
 start) cmd_start "$2" ;;
 stop) cmd_stop "$2" ;;
 *) usage ;;
