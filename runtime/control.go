@@ -62,6 +62,12 @@ func (c *control) exiting() bool { return c.leaving.Load() }
 func (rt *Runtime) control(p *parcel.Parcel) {
 	c := &rt.ctl
 	from := p.Header.Source
+	if p.Header.Action == ctlAbort {
+		// Fail here, on the reader, before anything that follows on this
+		// connection (its goodbye) is read.
+		rt.fail(&LocalityError{from, "aborted: " + string(p.Header.Args)})
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch p.Header.Action {
@@ -101,8 +107,6 @@ func (rt *Runtime) control(p *parcel.Parcel) {
 	case ctlExit:
 		c.leaving.Store(true)
 		closeOnce(c.exit)
-	case ctlAbort:
-		go rt.fail(&LocalityError{from, "aborted: " + string(p.Header.Args)})
 	default:
 		rt.log.Warn("runtime: unknown control verb", "verb", p.Header.Action, "from", from)
 	}

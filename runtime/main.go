@@ -48,10 +48,13 @@ func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt 
 		}
 	}
 	if err != nil {
-		if rt.Err() == nil {
-			rt.Abort(fmt.Errorf("locality %d: %w", rt.here, err))
+		if cause := rt.Err(); cause != nil {
+			// The job failed first; the body's error is most likely a
+			// consequence. Report the cause.
+			err = cause
+			rt.shutdown(cause)
 		} else {
-			rt.shutdown(err)
+			rt.Abort(fmt.Errorf("locality %d: %w", rt.here, err))
 		}
 		fmt.Fprintf(stderr, "tessera: locality %d: %v\n", rt.here, err)
 		return 1

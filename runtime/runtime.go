@@ -94,6 +94,8 @@ type Runtime struct {
 
 	ctl     control
 	recycle recycler
+	failed  atomic.Bool
+	told    chan struct{} // closed once the others were told why we failed
 }
 
 type pendingCall struct {
@@ -123,6 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.recycle.limit = DefaultRecycleBytes
 	}
 	rt.ctx, rt.cancel = context.WithCancelCause(context.Background())
+	rt.told = make(chan struct{})
 	rt.sched = newScheduler(rt.ctx, rt.here, cfg.Lanes, cfg.Observer)
 	rt.sched.rt = rt
 	rt.ctl.init(rt.n)
@@ -238,12 +241,20 @@ func (rt *Runtime) call(ctx context.Context, dest uint32, action string, parent 
 	rt.pmu.Lock()
 	rt.pending[id] = &pendingCall{dest: dest, action: action, bufs: bufs, done: done}
 	rt.pmu.Unlock()
+	if err := rt.Err(); err != nil {
+		// fail ran between the check above and the insert: it did not see
+		// this call, so fail it here.
+		if pc := rt.takePending(id); pc != nil {
+			pc.done(nil, nil, err)
+		}
+		return
+	}
 	p := &parcel.Parcel{
 		Header: parcel.Header{Kind: parcel.KindCall, Dest: dest, Action: action, Request: id, Parent: parent, Args: args},
 		Chunks: chunks,
 	}
 	rt.callsSent.Add(1)
-	if err := rt.port.Send(rt.ctx, p); err != nil {
+	if err := rt.port.Send(ctx, p); err != nil {
 		if pc := rt.takePending(id); pc != nil {
 			pc.done(nil, nil, rt.sendError(dest, err))
 		}
@@ -257,6 +268,12 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 	}
 	if errors.Is(err, parcel.ErrPeerDown) {
 		return &LocalityError{dest, reason(err)}
+	}
+	if errors.Is(err, parcel.ErrClosed) {
+		if rt.ctx.Err() != nil {
+			return ErrShutdown
+		}
+		return &LocalityError{dest, "it has closed its connections (finished, or failing)"}
 	}
 	return err
 }
@@ -353,25 +370,30 @@ func reason(err error) string {
 }
 
 // fail ends the locality with err: every pending call fails with it, and so
-// does every task that asks a future afterwards with a task context.
+// does every task that asks a future afterwards with a task context. The
+// other localities are told why (abort), unless they told us.
 func (rt *Runtime) fail(err error) {
-	if rt.ctx.Err() != nil {
+	if rt.ctx.Err() != nil || !rt.failed.CompareAndSwap(false, true) {
 		return
 	}
 	rt.cancel(err)
 	rt.log.Error("runtime: locality failed", "err", err)
-	// Tell the others why, so they report the cause and not only that this
-	// locality vanished.
 	var le *LocalityError
 	if !errors.As(err, &le) || !strings.HasPrefix(le.Reason, "aborted: ") {
-		go rt.broadcast(ctlAbort, []byte(err.Error()))
+		// Tell the others, so they report the cause and not only that this
+		// locality vanished. shutdown waits for it before it closes.
+		go func() {
+			rt.broadcast(ctlAbort, []byte(err.Error()))
+			close(rt.told)
+		}()
+	} else {
+		close(rt.told)
 	}
 	rt.pmu.Lock()
 	pending := rt.pending
 	rt.pending = make(map[uint64]*pendingCall)
 	rt.pmu.Unlock()
 	for _, pc := range pending {
-		var le *LocalityError
 		if errors.As(err, &le) && le.Locality != pc.dest {
 			// The call's own target may be alive, but the job is over.
 			pc.done(nil, nil, fmt.Errorf("job failed: %w", err))
@@ -382,19 +404,21 @@ func (rt *Runtime) fail(err error) {
 }
 
 // Abort fails the job on purpose: the other localities are told why and
-// fail too. Main calls it when the program's body returns an error.
+// fail too, and this one shuts down. Main calls it when the program's body
+// returns an error.
 func (rt *Runtime) Abort(err error) {
-	if rt.ctx.Err() != nil {
-		return
-	}
 	rt.fail(err)
-	rt.broadcast(ctlAbort, []byte(err.Error()))
 	rt.shutdown(err)
 }
 
-// shutdown releases the port and the workers.
+// shutdown releases the port and the workers. After a failure it first lets
+// the abort reach the others (a second at most per peer), so that they learn
+// the cause before they see this locality's connections close.
 func (rt *Runtime) shutdown(cause error) {
 	rt.cancel(cause)
+	if rt.failed.Load() {
+		<-rt.told
+	}
 	if rt.port != nil {
 		rt.port.Close()
 	}
