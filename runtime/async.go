@@ -35,6 +35,21 @@ func Async[A, R any](ctx context.Context, target Target, act Action[A, R], args 
 // straight from the wire into dst when it has exactly the result's length
 // (otherwise into fresh memory). The future's value is then dst itself.
 func AsyncInto[A any](ctx context.Context, target Target, act Action[A, []float64], args A, dst []float64) *Future[[]float64] {
+	if rt := target.rt; rt != nil && target.loc == rt.here {
+		// A local call returns the action's own slice: copy it into dst, so
+		// that the caller's memory holds the result either way.
+		f := asyncInto(ctx, target, act, args, nil)
+		out := newFuture[[]float64](rt.sched)
+		f.onReady(func() {
+			v, err := f.result()
+			if err == nil && len(v) == len(dst) && len(dst) > 0 {
+				copy(dst, v)
+				v = dst
+			}
+			out.set(v, err)
+		})
+		return out
+	}
 	var bufs [][]byte
 	if len(dst) > 0 {
 		bufs = [][]byte{parcel.Float64Bytes(dst)}

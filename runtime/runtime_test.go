@@ -134,22 +134,23 @@ func TestFloat64PayloadIntoCallerMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
-		other := rt.Locality((rt.Here() + 1) % 2)
-		v := make([]float64, 1000)
-		for i := range v {
-			v[i] = float64(i)
-		}
-		dst := make([]float64, len(v))
-		got, err := AsyncInto(ctx, other, a.square, v, dst).Get(ctx)
-		if err != nil {
-			return err
-		}
-		if &got[0] != &dst[0] {
-			return errors.New("result not read into the caller's memory")
-		}
-		for i := range v {
-			if got[i] != v[i]*v[i] {
-				return fmt.Errorf("got[%d] = %v", i, got[i])
+		for _, l := range []uint32{(rt.Here() + 1) % 2, rt.Here()} { // remote, then local
+			v := make([]float64, 1000)
+			for i := range v {
+				v[i] = float64(i)
+			}
+			dst := make([]float64, len(v))
+			got, err := AsyncInto(ctx, rt.Locality(l), a.square, v, dst).Get(ctx)
+			if err != nil {
+				return err
+			}
+			if &got[0] != &dst[0] {
+				return fmt.Errorf("result from locality %d not in the caller's memory", l)
+			}
+			for i := range v {
+				if got[i] != v[i]*v[i] {
+					return fmt.Errorf("got[%d] = %v from locality %d", i, got[i], l)
+				}
 			}
 		}
 		return nil
