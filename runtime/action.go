@@ -15,9 +15,10 @@ import (
 // before Start; after Start the registry is read-only. The zero Registry is
 // not usable; make one with NewRegistry.
 type Registry struct {
-	mu      sync.RWMutex
-	frozen  bool
-	actions map[string]*actionEntry
+	mu        sync.RWMutex
+	frozen    bool
+	actions   map[string]*actionEntry
+	sentinels map[string]error // errors that keep their identity across localities
 }
 
 // NewRegistry returns an empty registry.

@@ -93,7 +93,7 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 			return
 		}
 		if h.Code != parcel.CodeOK {
-			f.set(*new(R), &ActionError{target.loc, act.name, replyError(h.Code, h.Error)})
+			f.set(*new(R), &ActionError{target.loc, act.name, rt.reg.replyError(h.Code, h.Error, h.Args)})
 			return
 		}
 		r, err := act.res.decode(h.Args, chunks)

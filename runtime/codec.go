@@ -108,6 +108,9 @@ func codecFor[T any]() (codec[T], error) {
 			decode: func(b []byte, _ [][]byte) (T, error) { return decodeBasic[T](b) },
 		}, nil
 	}
+	if c, ok := namedBasicCodec[T](); ok {
+		return c, nil
+	}
 	return codec[T]{}, fmt.Errorf("type %v cannot travel in a parcel: use a basic type, []float64, []byte, "+
 		"a msgp type (go generate), or implement ParcelMarshaler/ParcelUnmarshaler", reflect.TypeFor[T]())
 }
@@ -150,4 +153,65 @@ func decodeBasic[T any](b []byte) (T, error) {
 		return v, err
 	}
 	return out.(T), nil
+}
+
+// namedBasicCodec encodes named types over basic kinds (type GID uint64,
+// type Op string) like their underlying type.
+func namedBasicCodec[T any]() (codec[T], bool) {
+	rt := reflect.TypeFor[T]()
+	var enc func(v reflect.Value, b []byte) []byte
+	var dec func(b []byte, v reflect.Value) error
+	switch rt.Kind() {
+	case reflect.Bool:
+		enc = func(v reflect.Value, b []byte) []byte { return msgp.AppendBool(b, v.Bool()) }
+		dec = func(b []byte, v reflect.Value) error {
+			x, _, err := msgp.ReadBoolBytes(b)
+			v.SetBool(x)
+			return err
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		enc = func(v reflect.Value, b []byte) []byte { return msgp.AppendInt64(b, v.Int()) }
+		dec = func(b []byte, v reflect.Value) error {
+			x, _, err := msgp.ReadInt64Bytes(b)
+			if err == nil && v.OverflowInt(x) {
+				err = fmt.Errorf("%d overflows %v", x, v.Type())
+			}
+			v.SetInt(x)
+			return err
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		enc = func(v reflect.Value, b []byte) []byte { return msgp.AppendUint64(b, v.Uint()) }
+		dec = func(b []byte, v reflect.Value) error {
+			x, _, err := msgp.ReadUint64Bytes(b)
+			if err == nil && v.OverflowUint(x) {
+				err = fmt.Errorf("%d overflows %v", x, v.Type())
+			}
+			v.SetUint(x)
+			return err
+		}
+	case reflect.Float32, reflect.Float64:
+		enc = func(v reflect.Value, b []byte) []byte { return msgp.AppendFloat64(b, v.Float()) }
+		dec = func(b []byte, v reflect.Value) error {
+			x, _, err := msgp.ReadFloat64Bytes(b)
+			v.SetFloat(x)
+			return err
+		}
+	case reflect.String:
+		enc = func(v reflect.Value, b []byte) []byte { return msgp.AppendString(b, v.String()) }
+		dec = func(b []byte, v reflect.Value) error {
+			x, _, err := msgp.ReadStringBytes(b)
+			v.SetString(x)
+			return err
+		}
+	default:
+		return codec[T]{}, false
+	}
+	return codec[T]{
+		encode: func(v T, b []byte) ([]byte, [][]byte, error) { return enc(reflect.ValueOf(v), b), nil, nil },
+		decode: func(b []byte, _ [][]byte) (T, error) {
+			var v T
+			err := dec(b, reflect.ValueOf(&v).Elem())
+			return v, err
+		},
+	}, true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tinylib/msgp/msgp"
 )
 
 // Sentinels, for errors.Is.
@@ -59,7 +60,10 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.kind }
 
-func replyError(code parcel.Code, msg string) error {
+// replyError rebuilds the error of a failed reply: its text, and the
+// sentinel it wraps — one of the runtime's for its code, or one the program
+// registered with RegisterErrors, named in args.
+func (reg *Registry) replyError(code parcel.Code, msg string, args []byte) error {
 	switch code {
 	case parcel.CodeUnknownAction:
 		return &remoteError{msg, ErrUnknownAction}
@@ -68,5 +72,44 @@ func replyError(code parcel.Code, msg string) error {
 	case parcel.CodeShutdown:
 		return &remoteError{msg, ErrShutdown}
 	}
+	if name, _, err := msgp.ReadStringBytes(args); err == nil {
+		reg.mu.RLock()
+		s := reg.sentinels[name]
+		reg.mu.RUnlock()
+		if s != nil {
+			return &remoteError{msg, s}
+		}
+	}
 	return &remoteError{msg, nil}
+}
+
+// RegisterErrors makes errs travel: when an action's error wraps one of
+// them, the caller's error wraps it too, so errors.Is works across
+// localities. Sentinels are told apart by their text, which must be unique.
+// Like Register, it is set-up: it panics after Start.
+func (reg *Registry) RegisterErrors(errs ...error) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.frozen {
+		panic("runtime: RegisterErrors after Start")
+	}
+	if reg.sentinels == nil {
+		reg.sentinels = make(map[string]error)
+	}
+	for _, err := range errs {
+		reg.sentinels[err.Error()] = err
+	}
+}
+
+// sentinelOf names the registered sentinel err wraps, msgp-encoded, or
+// returns nil.
+func (reg *Registry) sentinelOf(err error) []byte {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	for name, s := range reg.sentinels {
+		if errors.Is(err, s) {
+			return msgp.AppendString(nil, name)
+		}
+	}
+	return nil
 }

@@ -347,6 +347,9 @@ func (rt *Runtime) serve(p *parcel.Parcel) {
 	}
 	rt.sched.spawn(rt.ctx, h.Parent, e.name, 0, func(ctx context.Context) {
 		args, chunks, code, err := e.serve(ctx, h.Args, p.Chunks)
+		if err != nil {
+			args = rt.reg.sentinelOf(err) // so errors.Is works on the caller
+		}
 		reply(ctx, args, chunks, code, err)
 	}, func(err error) {
 		go reply(rt.ctx, nil, nil, parcel.CodeShutdown, err)

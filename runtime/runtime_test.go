@@ -265,3 +265,31 @@ func TestCountersCountTheWork(t *testing.T) {
 		t.Errorf("locality 1 served %d calls, want 10", s.CallsServed)
 	}
 }
+
+var errTestSentinel = errors.New("test: the sentinel")
+
+// A registered sentinel keeps its identity across localities.
+func TestRegisteredErrorsTravel(t *testing.T) {
+	ctx := testCtx(t)
+	reg := NewRegistry()
+	reg.RegisterErrors(errTestSentinel)
+	act := Register(reg, "test.sentinel", func(ctx context.Context, n int) (int, error) {
+		if n == 0 {
+			return 0, fmt.Errorf("wrapped: %w", errTestSentinel)
+		}
+		return 0, errors.New("plain")
+	})
+	job, err := StartLocal(ctx, 2, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities[0]
+	_, err = Async(ctx, rt.Locality(1), act, 0).Get(ctx)
+	if !errors.Is(err, errTestSentinel) || !strings.Contains(err.Error(), "wrapped: test: the sentinel") {
+		t.Errorf("remote sentinel error: %v", err)
+	}
+	if _, err = Async(ctx, rt.Locality(1), act, 1).Get(ctx); errors.Is(err, errTestSentinel) || !strings.Contains(err.Error(), "plain") {
+		t.Errorf("remote plain error: %v", err)
+	}
+}
