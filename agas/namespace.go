@@ -16,41 +16,6 @@ var ErrNameTaken = errors.New("agas: name taken")
 // ErrNoName is wrapped by the error of unregistering a name nobody holds.
 var ErrNoName = errors.New("agas: name not registered")
 
-// Namespace is the symbolic namespace of a job: GIDs registered under a
-// basename and a sequence number, the name "/base/seq", in the manner of
-// HPX's register_with_basename and find_from_basename. It is distributed:
-// each name lives on the locality its hash picks, so no locality holds the
-// whole table and lookups spread over the job.
-//
-// Make one Namespace per program with NewNamespace before the runtime
-// starts (it registers its actions); every locality uses it with its own
-// Runtime.
-type Namespace struct {
-	register   runtime.Action[nameEntry, struct{}]
-	find       runtime.Action[string, GID]
-	unregister runtime.Action[string, GID]
-
-	mu     sync.Mutex
-	tables map[*runtime.Runtime]*nameTable
-}
-
-// nameTable is the part of the namespace one locality is home for.
-type nameTable struct {
-	mu      sync.Mutex
-	names   map[string]GID
-	waiters map[string][]func(GID, error) bool // finds that came first
-}
-
-// NewNamespace registers the namespace's actions in reg.
-func NewNamespace(reg *runtime.Registry) *Namespace {
-	ns := &Namespace{tables: make(map[*runtime.Runtime]*nameTable)}
-	reg.RegisterErrors(ErrNameTaken, ErrNoName)
-	ns.register = runtime.Register(reg, "agas.name.register", ns.serveRegister)
-	ns.find = runtime.Register(reg, "agas.name.find", ns.serveFind)
-	ns.unregister = runtime.Register(reg, "agas.name.unregister", ns.serveUnregister)
-	return ns
-}
-
 // Name returns the name a basename and sequence number stand for.
 func Name(base string, seq uint32) string { return fmt.Sprintf("/%s/%d", base, seq) }
 
@@ -61,59 +26,42 @@ func home(rt *runtime.Runtime, name string) runtime.Target {
 	return rt.Locality(h.Sum32() % rt.NumLocalities())
 }
 
-func (ns *Namespace) table(rt *runtime.Runtime) *nameTable {
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	t := ns.tables[rt]
-	if t == nil {
-		t = &nameTable{names: make(map[string]GID), waiters: make(map[string][]func(GID, error) bool)}
-		ns.tables[rt] = t
-		go func() { // forget the table when its locality ends
-			<-rt.Done()
-			ns.mu.Lock()
-			delete(ns.tables, rt)
-			ns.mu.Unlock()
-		}()
-	}
-	return t
-}
-
 // RegisterWithBasename registers gid under /base/seq. The future fails,
 // wrapping ErrNameTaken, if the name is taken.
-func (ns *Namespace) RegisterWithBasename(ctx context.Context, rt *runtime.Runtime, base string, gid GID, seq uint32) *runtime.Future[struct{}] {
+func (s *Service) RegisterWithBasename(ctx context.Context, rt *runtime.Runtime, base string, gid GID, seq uint32) *runtime.Future[struct{}] {
 	name := Name(base, seq)
-	return runtime.Async(ctx, home(rt, name), ns.register, nameEntry{Name: name, GID: gid})
+	return runtime.Async(ctx, home(rt, name), s.register, nameEntry{Name: name, GID: gid})
 }
 
 // FindFromBasename returns a future of the GID registered under /base/seq,
 // which becomes ready when the name is registered, now or later.
-func (ns *Namespace) FindFromBasename(ctx context.Context, rt *runtime.Runtime, base string, seq uint32) *runtime.Future[GID] {
+func (s *Service) FindFromBasename(ctx context.Context, rt *runtime.Runtime, base string, seq uint32) *runtime.Future[GID] {
 	name := Name(base, seq)
-	return runtime.Async(ctx, home(rt, name), ns.find, name)
+	return runtime.Async(ctx, home(rt, name), s.find, name)
 }
 
 // FindAll returns a future of the GIDs registered under /base/0 to
 // /base/(n-1), ready when all of them are registered.
-func (ns *Namespace) FindAll(ctx context.Context, rt *runtime.Runtime, base string, n uint32) *runtime.Future[[]GID] {
+func (s *Service) FindAll(ctx context.Context, rt *runtime.Runtime, base string, n uint32) *runtime.Future[[]GID] {
 	fs := make([]*runtime.Future[GID], n)
 	for i := range n {
-		fs[i] = ns.FindFromBasename(ctx, rt, base, i)
+		fs[i] = s.FindFromBasename(ctx, rt, base, i)
 	}
 	return runtime.WhenAll(fs...)
 }
 
 // Unregister removes /base/seq and returns the GID it named. The future
 // fails, wrapping ErrNoName, if nothing is registered there.
-func (ns *Namespace) Unregister(ctx context.Context, rt *runtime.Runtime, base string, seq uint32) *runtime.Future[GID] {
+func (s *Service) Unregister(ctx context.Context, rt *runtime.Runtime, base string, seq uint32) *runtime.Future[GID] {
 	name := Name(base, seq)
-	return runtime.Async(ctx, home(rt, name), ns.unregister, name)
+	return runtime.Async(ctx, home(rt, name), s.unregister, name)
 }
 
-func (ns *Namespace) serveRegister(ctx context.Context, e nameEntry) (struct{}, error) {
+func (s *Service) serveRegister(ctx context.Context, e nameEntry) (struct{}, error) {
 	if e.GID == 0 {
 		return struct{}{}, fmt.Errorf("agas: registering %s: the zero GID names no object", e.Name)
 	}
-	t := ns.table(runtime.FromContext(ctx))
+	t := s.local(runtime.FromContext(ctx)).names
 	t.mu.Lock()
 	if old, ok := t.names[e.Name]; ok {
 		t.mu.Unlock()
@@ -129,9 +77,9 @@ func (ns *Namespace) serveRegister(ctx context.Context, e nameEntry) (struct{}, 
 	return struct{}{}, nil
 }
 
-func (ns *Namespace) serveFind(ctx context.Context, name string) (GID, error) {
+func (s *Service) serveFind(ctx context.Context, name string) (GID, error) {
 	rt := runtime.FromContext(ctx)
-	t := ns.table(rt)
+	t := s.local(rt).names
 	t.mu.Lock()
 	if g, ok := t.names[name]; ok {
 		t.mu.Unlock()
@@ -145,8 +93,8 @@ func (ns *Namespace) serveFind(ctx context.Context, name string) (GID, error) {
 	return f.Get(ctx)
 }
 
-func (ns *Namespace) serveUnregister(ctx context.Context, name string) (GID, error) {
-	t := ns.table(runtime.FromContext(ctx))
+func (s *Service) serveUnregister(ctx context.Context, name string) (GID, error) {
+	t := s.local(runtime.FromContext(ctx)).names
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g, ok := t.names[name]
@@ -155,4 +103,11 @@ func (ns *Namespace) serveUnregister(ctx context.Context, name string) (GID, err
 	}
 	delete(t.names, name)
 	return g, nil
+}
+
+// nameTable is the part of the namespace a locality is home for.
+type nameTable struct {
+	mu      sync.Mutex
+	names   map[string]GID
+	waiters map[string][]func(GID, error) bool // finds that came first
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/tessera-amt/tessera/runtime"
 )
 
-func startJob(t *testing.T, n int) (*runtime.LocalJob, *Namespace, context.Context) {
+func startJob(t *testing.T, n int) (*runtime.LocalJob, *Service, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	reg := runtime.NewRegistry()
-	ns := NewNamespace(reg)
+	ns := New(reg)
 	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -73,9 +73,9 @@ func TestNamespaceIsDistributed(t *testing.T) {
 	homes := 0
 	for _, l := range job.Localities {
 		ns.mu.Lock()
-		tb := ns.tables[l]
+		tb := ns.locals[l]
 		ns.mu.Unlock()
-		if tb != nil && len(tb.names) > 0 {
+		if tb != nil && len(tb.names.names) > 0 {
 			homes++
 		}
 	}

@@ -215,3 +215,22 @@ func namedBasicCodec[T any]() (codec[T], bool) {
 		},
 	}, true
 }
+
+// Codec encodes values of T for parcels exactly as actions encode their
+// arguments and results: small values msgp-encoded into the arguments,
+// []float64 and []byte (and ParcelMarshaler bulk data) as raw chunks.
+// Layers above the runtime use it to carry typed values inside their own
+// messages.
+type Codec[T any] struct{ c codec[T] }
+
+// NewCodec returns the codec of T, or an error if T cannot travel.
+func NewCodec[T any]() (Codec[T], error) {
+	c, err := codecFor[T]()
+	return Codec[T]{c}, err
+}
+
+// Encode appends v's small part to args and returns its chunks.
+func (c Codec[T]) Encode(v T, args []byte) ([]byte, [][]byte, error) { return c.c.encode(v, args) }
+
+// Decode rebuilds a value from what Encode produced.
+func (c Codec[T]) Decode(args []byte, chunks [][]byte) (T, error) { return c.c.decode(args, chunks) }

@@ -1,0 +1,210 @@
+package agas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// Errors about GIDs. They keep their identity across localities.
+var (
+	ErrFreed      = errors.New("agas: object freed")
+	ErrUnknownGID = errors.New("agas: unknown GID")
+)
+
+// noOwner, as the new owner in a rebind, says the object was freed.
+const noOwner = math.MaxUint32
+
+// object is a component living on this locality.
+type object struct {
+	value   any
+	pins    int               // calls running on it now
+	leaving bool              // being migrated or freed: new calls wait
+	next    map[uint32]uint64 // per sending locality, the number of its next call to apply
+	waiters []func(struct{}, error) bool
+}
+
+// wait returns a future that is ready at the object's next change: a call
+// ending, a migration ending. l.mu is held.
+func (o *object) wait(rt *runtime.Runtime) *runtime.Future[struct{}] {
+	f, fulfil := runtime.NewPromise[struct{}](rt)
+	o.waiters = append(o.waiters, fulfil)
+	return f
+}
+
+// changed wakes everyone waiting on o; l.mu is held.
+func (o *object) changed() {
+	for _, w := range o.waiters {
+		w(struct{}{}, nil)
+	}
+	o.waiters = nil
+}
+
+// Create makes v a component on rt's locality and returns its GID, usable
+// from every locality. The object lives here until it is migrated or freed.
+func Create[T any](s *Service, rt *runtime.Runtime, v *T) GID {
+	l := s.local(rt)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	gid := MakeGID(rt.Here(), l.seq)
+	l.objects[gid] = &object{value: v, next: make(map[uint32]uint64)}
+	l.owners[gid] = rt.Here()
+	return gid
+}
+
+// whereIs says where a call for gid, which does not live here, should go:
+// where it moved to, its owner if this is its home, or its home. l.mu is
+// held.
+func (l *local) whereIs(gid GID) (uint32, error) {
+	if to, ok := l.moved[gid]; ok {
+		return to, nil
+	}
+	if gid.Home() != l.rt.Here() {
+		if gid.Home() >= l.rt.NumLocalities() {
+			return 0, fmt.Errorf("%w %v: no locality %d in this job", ErrUnknownGID, gid, gid.Home())
+		}
+		return gid.Home(), nil
+	}
+	if owner, ok := l.owners[gid]; ok && owner != l.rt.Here() {
+		return owner, nil
+	}
+	if _, ok := l.freed[gid]; ok {
+		return 0, fmt.Errorf("%w: %v", ErrFreed, gid)
+	}
+	return 0, fmt.Errorf("%w: %v was never created", ErrUnknownGID, gid)
+}
+
+// owner is where a call from here to gid goes first. l.mu is held.
+func (l *local) owner(gid GID) uint32 {
+	l.resolutions.Add(1)
+	if _, ok := l.objects[gid]; ok {
+		l.cacheHits.Add(1)
+		return l.rt.Here()
+	}
+	if to, ok := l.cache[gid]; ok {
+		l.cacheHits.Add(1)
+		return to
+	}
+	l.cacheMisses.Add(1)
+	if to, err := l.whereIs(gid); err == nil {
+		return to
+	}
+	return l.rt.Here() // the call fails here with whereIs's error
+}
+
+// pin waits until gid's object is here and free to run the call numbered
+// seq from locality from, and pins it. If the object is elsewhere it returns
+// nil and where to forward.
+func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64, ordered bool) (*object, uint32, error) {
+	for {
+		l.mu.Lock()
+		o := l.objects[gid]
+		if o == nil {
+			to, err := l.whereIs(gid)
+			l.mu.Unlock()
+			return nil, to, err
+		}
+		if !o.leaving && (!ordered || o.next[from] == seq) {
+			o.pins++
+			l.mu.Unlock()
+			return o, 0, nil
+		}
+		f := o.wait(l.rt)
+		l.mu.Unlock()
+		if err := f.Err(ctx); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+// unpin ends a call; an ordered one lets the sender's next call go.
+func (l *local) unpin(o *object, from uint32, ordered bool) {
+	l.mu.Lock()
+	o.pins--
+	if ordered {
+		o.next[from]++
+	}
+	o.changed()
+	l.mu.Unlock()
+}
+
+// drain claims gid's object for leaving (a migration or a free): new calls
+// wait, and drain waits until no call runs on it. If another migration or
+// free has it, drain waits for that to end first. It returns nil and where
+// to forward if the object is elsewhere.
+func (l *local) drain(ctx context.Context, gid GID) (*object, uint32, error) {
+	claimed := false
+	for {
+		l.mu.Lock()
+		o := l.objects[gid]
+		if o == nil {
+			to, err := l.whereIs(gid)
+			l.mu.Unlock()
+			return nil, to, err
+		}
+		if !claimed && !o.leaving {
+			o.leaving, claimed = true, true
+		}
+		if claimed && o.pins == 0 {
+			l.mu.Unlock()
+			return o, 0, nil
+		}
+		f := o.wait(l.rt)
+		l.mu.Unlock()
+		if err := f.Err(ctx); err != nil {
+			if claimed {
+				l.release(o)
+			}
+			return nil, 0, err
+		}
+	}
+}
+
+// release gives up a claim from drain: calls may run again.
+func (l *local) release(o *object) {
+	l.mu.Lock()
+	o.leaving = false
+	o.changed()
+	l.mu.Unlock()
+}
+
+// Free destroys gid's object once no call runs on it. Later calls fail
+// with ErrFreed.
+func (s *Service) Free(ctx context.Context, rt *runtime.Runtime, gid GID) error {
+	l := s.local(rt)
+	l.mu.Lock()
+	to := l.owner(gid)
+	l.mu.Unlock()
+	return runtime.Async(ctx, rt.Locality(to), s.free, gid).Err(ctx)
+}
+
+func (s *Service) serveFree(ctx context.Context, gid GID) (struct{}, error) {
+	rt := runtime.FromContext(ctx)
+	l := s.local(rt)
+	o, to, err := l.drain(ctx, gid)
+	if err != nil {
+		return struct{}{}, err
+	}
+	if o == nil {
+		l.forwarded.Add(1)
+		return runtime.Async(ctx, rt.Locality(to), s.free, gid).Get(ctx)
+	}
+	l.mu.Lock()
+	delete(l.objects, gid)
+	if gid.Home() == rt.Here() {
+		delete(l.owners, gid)
+		l.freed[gid] = struct{}{}
+	} else {
+		l.moved[gid] = gid.Home() // the home says it is freed
+	}
+	o.changed()
+	l.mu.Unlock()
+	if gid.Home() != rt.Here() {
+		return runtime.Async(ctx, rt.Locality(gid.Home()), s.rebind, rebindReq{GID: gid, To: noOwner}).Get(ctx)
+	}
+	return struct{}{}, nil
+}
