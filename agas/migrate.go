@@ -65,7 +65,7 @@ func (s *Service) serveMigrate(ctx context.Context, req rebindReq) (struct{}, er
 		next[k] = v
 	}
 	l.mu.Unlock()
-	ad := adoption{GID: gid, Type: typeNameOf(o.value), Next: next, State: state, Chunks: chunks}
+	ad := adoption{GID: gid, Type: typeNameOf(o.value), Refs: o.refs, Next: next, State: state, Chunks: chunks}
 	if err := runtime.Async(ctx, rt.Locality(req.To), s.adopt, ad).Err(ctx); err != nil {
 		l.release(o)
 		return struct{}{}, fmt.Errorf("agas: migrating %v to locality %d: %w", gid, req.To, err)
@@ -111,7 +111,7 @@ func (s *Service) serveAdopt(ctx context.Context, ad adoption) (struct{}, error)
 	l := s.local(rt)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.objects[ad.GID] = &object{value: v, next: ad.Next}
+	l.objects[ad.GID] = &object{value: v, next: ad.Next, refs: ad.Refs}
 	delete(l.moved, ad.GID)
 	delete(l.cache, ad.GID)
 	if ad.GID.Home() == rt.Here() {
@@ -129,6 +129,7 @@ func (s *Service) serveRebind(ctx context.Context, req rebindReq) (struct{}, err
 	if req.To == noOwner {
 		delete(l.owners, req.GID)
 		delete(l.cache, req.GID)
+		delete(l.moved, req.GID)
 		l.freed[req.GID] = struct{}{}
 		return struct{}{}, nil
 	}
@@ -176,6 +177,7 @@ func (r *rebindReq) UnmarshalParcel(b []byte, _ [][]byte) error {
 type adoption struct {
 	GID    GID
 	Type   string
+	Refs   int64
 	Next   map[uint32]uint64
 	State  []byte
 	Chunks [][]byte
@@ -186,6 +188,7 @@ type adoption struct {
 func (a adoption) MarshalParcel(b []byte) ([]byte, [][]byte, error) {
 	b = msgp.AppendUint64(b, uint64(a.GID))
 	b = msgp.AppendString(b, a.Type)
+	b = msgp.AppendInt64(b, a.Refs)
 	b = msgp.AppendMapHeader(b, uint32(len(a.Next)))
 	for k, v := range a.Next {
 		b = msgp.AppendUint32(b, k)
@@ -203,6 +206,9 @@ func (a *adoption) UnmarshalParcel(b []byte, chunks [][]byte) error {
 	}
 	a.GID = GID(g)
 	if a.Type, b, err = msgp.ReadStringBytes(b); err != nil {
+		return err
+	}
+	if a.Refs, b, err = msgp.ReadInt64Bytes(b); err != nil {
 		return err
 	}
 	var n uint32

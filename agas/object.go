@@ -23,6 +23,7 @@ type object struct {
 	value   any
 	pins    int               // calls running on it now
 	leaving bool              // being migrated or freed: new calls wait
+	refs    int64             // references held (see lifetime.go)
 	next    map[uint32]uint64 // per sending locality, the number of its next call to apply
 	waiters []func(struct{}, error) bool
 }
@@ -51,31 +52,39 @@ func Create[T any](s *Service, rt *runtime.Runtime, v *T) GID {
 	defer l.mu.Unlock()
 	l.seq++
 	gid := MakeGID(rt.Here(), l.seq)
-	l.objects[gid] = &object{value: v, next: make(map[uint32]uint64)}
+	l.objects[gid] = &object{value: v, next: make(map[uint32]uint64), refs: 1}
 	l.owners[gid] = rt.Here()
 	return gid
 }
 
-// whereIs says where a call for gid, which does not live here, should go:
-// where it moved to, its owner if this is its home, or its home. l.mu is
-// held.
+// whereIs says where a call for gid, which does not live here, should go.
+// The home knows for certain: the owner it was told of, or that the object
+// was freed or never made. Elsewhere, a locality the object left points
+// where it went; any other asks the home. l.mu is held.
 func (l *local) whereIs(gid GID) (uint32, error) {
+	if gid.Home() == l.rt.Here() {
+		if owner, ok := l.owners[gid]; ok && owner != l.rt.Here() {
+			return owner, nil
+		}
+		if _, ok := l.freed[gid]; ok {
+			return 0, fmt.Errorf("%w: %v", ErrFreed, gid)
+		}
+		if _, ok := l.owners[gid]; ok {
+			// Its home rebound it here but it has not arrived: it is on
+			// its way back, so ask where it left from.
+			if to, ok := l.moved[gid]; ok {
+				return to, nil
+			}
+		}
+		return 0, fmt.Errorf("%w: %v was never created", ErrUnknownGID, gid)
+	}
 	if to, ok := l.moved[gid]; ok {
 		return to, nil
 	}
-	if gid.Home() != l.rt.Here() {
-		if gid.Home() >= l.rt.NumLocalities() {
-			return 0, fmt.Errorf("%w %v: no locality %d in this job", ErrUnknownGID, gid, gid.Home())
-		}
-		return gid.Home(), nil
+	if gid.Home() >= l.rt.NumLocalities() {
+		return 0, fmt.Errorf("%w %v: no locality %d in this job", ErrUnknownGID, gid, gid.Home())
 	}
-	if owner, ok := l.owners[gid]; ok && owner != l.rt.Here() {
-		return owner, nil
-	}
-	if _, ok := l.freed[gid]; ok {
-		return 0, fmt.Errorf("%w: %v", ErrFreed, gid)
-	}
-	return 0, fmt.Errorf("%w: %v was never created", ErrUnknownGID, gid)
+	return gid.Home(), nil
 }
 
 // owner is where a call from here to gid goes first. l.mu is held.

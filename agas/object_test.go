@@ -259,3 +259,37 @@ func TestResolutionCache(t *testing.T) {
 		t.Errorf("locality 2 has %d live objects, want 1", live)
 	}
 }
+
+// The last Release frees the object, wherever it moved meanwhile.
+func TestReferenceCounting(t *testing.T) {
+	job, s, m, ctx := counterJob(t, 3)
+	defer job.Close()
+	rt0, rt1, rt2 := job.Localities[0], job.Localities[1], job.Localities[2]
+	gid := Create(s, rt0, &counter{})
+	if err := s.AddRef(ctx, rt1, gid); err != nil { // locality 1 keeps it too
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx, rt2, gid, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, rt0, gid); err != nil { // the creator's reference
+		t.Fatal(err)
+	}
+	if _, err := Call(ctx, s, rt1, gid, m.add, uint64(1)<<32|1).Get(ctx); err != nil {
+		t.Fatalf("call while locality 1 still holds a reference: %v", err)
+	}
+	if err := s.Release(ctx, rt1, gid); err != nil { // the last one
+		t.Fatal(err)
+	}
+	for _, rt := range job.Localities {
+		if _, err := Call(ctx, s, rt, gid, m.total, struct{}{}).Get(ctx); !errors.Is(err, ErrFreed) {
+			t.Errorf("call from locality %d after the last release: %v", rt.Here(), err)
+		}
+	}
+	if n := s.Counters(rt2).LiveObjects; n != 0 {
+		t.Errorf("locality 2 still holds %d objects", n)
+	}
+	if err := s.Release(ctx, rt1, gid); !errors.Is(err, ErrFreed) {
+		t.Errorf("releasing a freed object: %v", err)
+	}
+}

@@ -21,6 +21,7 @@ type Service struct {
 	free       runtime.Action[GID, struct{}]
 	migrate    runtime.Action[rebindReq, struct{}]
 	adopt      runtime.Action[adoption, struct{}]
+	ref        runtime.Action[refReq, struct{}]
 
 	mu     sync.Mutex
 	locals map[*runtime.Runtime]*local
@@ -39,6 +40,7 @@ func New(reg *runtime.Registry) *Service {
 	s.free = runtime.Register(reg, "agas.free", s.serveFree)
 	s.migrate = runtime.Register(reg, "agas.migrate", s.serveMigrate)
 	s.adopt = runtime.Register(reg, "agas.adopt", s.serveAdopt)
+	s.ref = runtime.Register(reg, "agas.ref", s.serveRef)
 	return s
 }
 
