@@ -100,6 +100,7 @@ func (l *local) owner(gid GID) uint32 {
 	}
 	l.cacheMisses.Add(1)
 	if to, err := l.whereIs(gid); err == nil {
+		l.cache[gid] = to // corrected by a hint if the object is elsewhere
 		return to
 	}
 	return l.rt.Here() // the call fails here with whereIs's error

@@ -97,6 +97,19 @@ t_task=$(awk '{ print $1 }' "$tmp/tasks" | median)
 g_task=$(awk '{ print $2 }' "$tmp/tasks" | median)
 task_ratio=$(awk '{ print $3 }' "$tmp/tasks" | median)
 
+AGAS_TEST=(go test -run '^$' -bench '^BenchmarkAGAS' -benchtime 5x -count "$REPS" ./bench/)
+AGAS_SHOWN="go test -run '^\$' -bench '^BenchmarkAGAS' -benchtime 5x -count $REPS ./bench/"
+say "AGAS benchmarks: $AGAS_SHOWN"
+"${AGAS_TEST[@]}" | tee "$tmp/agastest" >&2
+# metric BENCH UNIT: that metric of every repetition of BENCH.
+metric() { awk -v b="$1" -v u="$2" '$1 ~ "^"b { for (i=2; i<=NF; i++) if ($i==u) print $(i-1) }' "$tmp/agastest"; }
+g_call=$(metric BenchmarkAGASCall gid-ns/call | median)
+l_call=$(metric BenchmarkAGASCall locality-ns/call | median)
+call_ratio=$(metric BenchmarkAGASCall ratio | median)
+m_ms=$(metric BenchmarkAGASMigrate64MiB migrate-ms | median)
+s_ms=$(metric BenchmarkAGASMigrate64MiB send-ms | median)
+mig_ratio=$(metric BenchmarkAGASMigrate64MiB ratio | median)
+
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 goversion=$(go env GOVERSION)
 mkdir -p "$(dirname "$OUT")"
@@ -121,6 +134,8 @@ baseline measured in the same run, right next to it.
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
 | 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
 | 1,000,000 empty tasks, Spawn + WhenAll, one locality | $(fmt "$t_task" '%.0f') ns/task | $(fmt "$g_task" '%.0f') ns/task (goroutine + channel each) | $(fmt "$task_ratio" '%.2f') | ≤ 2 | $(meets "$task_ratio" '<=' 2) |
+| Call through a GID (owner cached), 2 localities over TCP | $(fmt "$g_call" '%.0f') ns/call | $(fmt "$l_call" '%.0f') ns/call (same call through a locality id) | $(fmt "$call_ratio" '%.2f') | ≤ 1.1 | $(meets "$call_ratio" '<=' 1.1) |
+| Migration of a 64 MiB tile, 2 localities over TCP | $(fmt "$m_ms" '%.1f') ms | $(fmt "$s_ms" '%.1f') ms (64 MiB as an action argument) | $(fmt "$mig_ratio" '%.2f') | ≤ 1.3 | $(meets "$mig_ratio" '<=' 1.3) |
 
 GB/s is 10⁹ bytes of payload per second.
 
@@ -161,6 +176,20 @@ both, alternating which goes first, each after a GC.
 |---|---|---|---|
 $(awk '{ printf "| %d | %.0f | %.0f | %.2f |\n", NR, $1, $2, $3 }' "$tmp/tasks")
 
+## 4. AGAS
+
+\`BenchmarkAGASCall\` and \`BenchmarkAGASMigrate64MiB\` in
+\`bench/agas_test.go\` run two localities in one process joined over
+loopback TCP (the same parcelport and handshake as separate processes).
+The first times 5,000 sequential calls of a method on an object that lives
+on locality 1, through its GID with the owner in locality 0's cache, against
+5,000 calls of an action doing the same work through the locality id. The
+second migrates a component holding 64 MiB of float64 (sent as one raw
+chunk) back and forth between the localities, against one call carrying a
+64 MiB \`[]float64\` argument. Both alternate which goes first.
+
+    $AGAS_SHOWN
+
 ## Profiling
 
 \`pingpong -cpuprofile FILE\` writes a CPU profile and \`pingpong -trace FILE\`
@@ -178,3 +207,5 @@ say "wrote $OUT"
 say "rtt: tessera $t_rtt us, raw $r_rtt us, ratio $rtt_ratio (target <= 1.5)"
 say "bw: tessera $t_bw GB/s, raw $r_bw GB/s, ratio $bw_ratio (target >= 0.8)"
 say "tasks: tessera $t_task ns, goroutine $g_task ns, ratio $task_ratio (target <= 2)"
+say "agas call: gid $g_call ns, locality $l_call ns, ratio $call_ratio (target <= 1.1)"
+say "agas migrate: $m_ms ms, send $s_ms ms, ratio $mig_ratio (target <= 1.3)"
