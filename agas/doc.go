@@ -1,33 +1,48 @@
 // Package agas is Tessera's active global address space: it gives every
 // distributed object — above all the tiles of distributed arrays — a global
-// id that any locality can use without knowing where the object lives, and
-// keeps the symbolic namespace in which programs find each other's objects
-// by name.
+// id that any locality can use without knowing where the object lives,
+// routes calls to wherever the object is now, moves objects between
+// localities while work on them is in flight, and keeps the symbolic
+// namespace in which programs find each other's objects by name.
 //
-// agas names and finds objects; it moves no bytes itself (package parcel
-// does) and runs no tasks (package runtime does).
+// agas names, finds and moves objects; it does not own the wire (package
+// parcel) or tasks (package runtime): everything here travels as runtime
+// actions.
 //
-// What exists so far:
+// # Pieces
 //
-//   - GID: 64 bits, the home locality (the one that created the object) and
-//     a sequence number.
+//   - GID: 64 bits, the home locality (the one that created the object,
+//     which always knows where it is) and a sequence number.
+//   - Components: Create makes a value a component on this locality;
+//     RegisterMethod declares a method of its type; Call runs a method by
+//     GID from any locality. Each locality caches where objects live; a call
+//     that reaches a locality the object left is forwarded, and the caller
+//     is told the new owner. Calls from one locality to one object run in
+//     the order it made them, even across migrations.
+//   - Migrate moves an object (its type implements runtime.ParcelMarshaler
+//     and ParcelUnmarshaler; bulk state travels as raw chunks).
+//   - Lifetime: Free, or reference counting with AddRef/Release (see
+//     lifetime.go for the rule).
 //   - Namespace: RegisterWithBasename, FindFromBasename, FindAll and
 //     Unregister with HPX's semantics — the name is /base/seq; a find
 //     returns a future that becomes ready when the name is registered, now
 //     or later; a taken name is an error (ErrNameTaken). Names are spread
-//     over the localities by hash, so no locality holds the whole table.
-//
-// Components (objects created on a locality and called by GID), the
-// resolution cache, forwarding, migration and object lifetime are being
-// built.
+//     over the localities by hash.
+//   - Counters: resolutions, cache hits and misses, forwarded calls,
+//     migrations and live objects per locality.
 //
 // # Use
 //
 //	reg := runtime.NewRegistry()
-//	ns := agas.NewNamespace(reg) // before the runtime starts
+//	s := agas.New(reg) // before the runtime starts
+//	inc := agas.RegisterMethod(reg, s, "counter.inc",
+//		func(ctx context.Context, c *Counter, n int) (int, error) { c.N += n; return c.N, nil })
 //	...
-//	// on one locality
-//	ns.RegisterWithBasename(ctx, rt, "solver", gid, 0).Err(ctx)
-//	// on any other, before or after
-//	gid, err := ns.FindFromBasename(ctx, rt, "solver", 0).Get(ctx)
+//	// in the program's body, on one locality
+//	gid := agas.Create(s, rt, &Counter{})
+//	s.RegisterWithBasename(ctx, rt, "counter", gid, 0).Err(ctx)
+//	// on any locality
+//	gid, err := s.FindFromBasename(ctx, rt, "counter", 0).Get(ctx)
+//	n, err := agas.Call(ctx, s, rt, gid, inc, 1).Get(ctx)
+//	err = s.Migrate(ctx, rt, gid, 2)
 package agas

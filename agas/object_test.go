@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tessera-amt/tessera/runtime"
 	"github.com/tinylib/msgp/msgp"
@@ -291,5 +292,43 @@ func TestReferenceCounting(t *testing.T) {
 	}
 	if err := s.Release(ctx, rt1, gid); !errors.Is(err, ErrFreed) {
 		t.Errorf("releasing a freed object: %v", err)
+	}
+}
+
+// Free waits for the call running on the object.
+func TestFreeWaitsForRunningCall(t *testing.T) {
+	reg := runtime.NewRegistry()
+	s := New(reg)
+	entered, release := make(chan struct{}), make(chan struct{})
+	slow := RegisterMethod(reg, s, "slow.run", func(ctx context.Context, c *counter, _ struct{}) (int, error) {
+		close(entered)
+		<-release
+		return 1, nil
+	})
+	ctx := testCtx(t)
+	job, err := runtime.StartLocal(ctx, 2, runtime.Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	gid := Create(s, job.Localities[1], &counter{})
+	call := Call(ctx, s, job.Localities[0], gid, slow, struct{}{})
+	<-entered
+	freed := make(chan error, 1)
+	go func() { freed <- s.Free(ctx, job.Localities[0], gid) }()
+	select {
+	case err := <-freed:
+		t.Fatalf("Free returned (%v) while a call was running on the object", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if v, err := call.Get(ctx); err != nil || v != 1 {
+		t.Fatalf("the running call: %v, %v", v, err)
+	}
+	if err := <-freed; err != nil {
+		t.Fatalf("Free: %v", err)
+	}
+	if _, err := Call(ctx, s, job.Localities[0], gid, slow, struct{}{}).Get(ctx); !errors.Is(err, ErrFreed) {
+		t.Fatalf("call after Free: %v", err)
 	}
 }
