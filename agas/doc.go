@@ -20,7 +20,9 @@
 //     is told the new owner. Calls from one locality to one object run in
 //     the order it made them, even across migrations.
 //   - Migrate moves an object (its type implements runtime.ParcelMarshaler
-//     and ParcelUnmarshaler; bulk state travels as raw chunks).
+//     and ParcelUnmarshaler; bulk state travels as raw chunks). An object
+//     that implements Mover is told its new locality on arrival, so a tile
+//     can update the locality in its annotation.
 //   - Lifetime: Free, or reference counting with AddRef/Release (see
 //     lifetime.go for the rule).
 //   - Namespace: RegisterWithBasename, FindFromBasename, FindAll and

@@ -9,6 +9,14 @@ import (
 	"github.com/tinylib/msgp/msgp"
 )
 
+// Mover is implemented by components that record where they live — a
+// tile's annotation names its locality, for instance. After a migration,
+// Moved is called on the object at its new locality, before any call runs
+// on it there.
+type Mover interface {
+	Moved(ctx context.Context, locality uint32)
+}
+
 // migratable is what a component type implements to be able to move: its
 // state as small arguments plus raw chunks (a tile moves as its bytes).
 type migratable interface {
@@ -107,6 +115,9 @@ func (s *Service) serveAdopt(ctx context.Context, ad adoption) (struct{}, error)
 	v := make_()
 	if err := v.UnmarshalParcel(ad.State, ad.Chunks); err != nil {
 		return struct{}{}, fmt.Errorf("agas: adopting %v: %w", ad.GID, err)
+	}
+	if mv, ok := v.(Mover); ok {
+		mv.Moved(ctx, rt.Here())
 	}
 	l := s.local(rt)
 	l.mu.Lock()

@@ -332,3 +332,44 @@ func TestFreeWaitsForRunningCall(t *testing.T) {
 		t.Fatalf("call after Free: %v", err)
 	}
 }
+
+// placed is a component that records where it lives, as tiles do.
+type placed struct {
+	counter
+	At uint32
+}
+
+func (p *placed) Moved(ctx context.Context, locality uint32) { p.At = locality }
+
+func (p *placed) MarshalParcel(b []byte) ([]byte, [][]byte, error) {
+	return msgp.AppendUint32(b, p.At), nil, nil
+}
+
+func (p *placed) UnmarshalParcel(b []byte, _ [][]byte) error {
+	var err error
+	p.At, _, err = msgp.ReadUint32Bytes(b)
+	return err
+}
+
+func TestMovedIsToldItsLocality(t *testing.T) {
+	reg := runtime.NewRegistry()
+	s := New(reg)
+	where := RegisterMethod(reg, s, "placed.where", func(ctx context.Context, p *placed, _ struct{}) (uint32, error) {
+		return p.At, nil
+	})
+	ctx := testCtx(t)
+	job, err := runtime.StartLocal(ctx, 3, runtime.Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	gid := Create(s, job.Localities[0], &placed{At: 0})
+	for _, to := range []uint32{2, 1, 0} {
+		if err := s.Migrate(ctx, job.Localities[1], gid, to); err != nil {
+			t.Fatal(err)
+		}
+		if at, err := Call(ctx, s, job.Localities[2], gid, where, struct{}{}).Get(ctx); err != nil || at != to {
+			t.Fatalf("after migrating to %d the object says it is at %d (%v)", to, at, err)
+		}
+	}
+}
