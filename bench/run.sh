@@ -106,6 +106,7 @@ metric() { awk -v b="$1" -v u="$2" '$1 ~ "^"b { for (i=2; i<=NF; i++) if ($i==u)
 g_call=$(metric BenchmarkAGASCall gid-ns/call | median)
 l_call=$(metric BenchmarkAGASCall locality-ns/call | median)
 call_ratio=$(metric BenchmarkAGASCall ratio | median)
+resolve_ns=$(go test -run '^$' -bench '^BenchmarkResolveCached$' -count "$REPS" ./agas/ | awk '$1 ~ /^BenchmarkResolveCached/ { print $3 }' | median)
 m_ms=$(metric BenchmarkAGASMigrate64MiB migrate-ms | median)
 s_ms=$(metric BenchmarkAGASMigrate64MiB send-ms | median)
 mig_ratio=$(metric BenchmarkAGASMigrate64MiB ratio | median)
@@ -189,6 +190,11 @@ chunk) back and forth between the localities, against one call carrying a
 64 MiB \`[]float64\` argument. Both alternate which goes first.
 
     $AGAS_SHOWN
+
+Finding the owner of a cached GID (\`BenchmarkResolveCached\` in
+\`agas/\`, a lock and two map lookups) costs $(fmt "$resolve_ns" '%.0f') ns:
+
+    go test -run '^\$' -bench '^BenchmarkResolveCached\$' -count $REPS ./agas/
 
 ## Profiling
 
