@@ -44,9 +44,8 @@ func (s *Service) serveRef(ctx context.Context, req refReq) (struct{}, error) {
 	l := s.local(rt)
 	for {
 		l.mu.Lock()
-		o := l.objects[req.GID]
+		o, to, err := l.find(req.GID)
 		if o == nil {
-			to, err := l.whereIs(req.GID)
 			l.mu.Unlock()
 			if err != nil {
 				return struct{}{}, err
@@ -55,9 +54,7 @@ func (s *Service) serveRef(ctx context.Context, req refReq) (struct{}, error) {
 			return runtime.Async(ctx, rt.Locality(to), s.ref, req).Get(ctx)
 		}
 		if o.leaving {
-			f := o.wait(rt)
-			l.mu.Unlock()
-			if err := f.Err(ctx); err != nil {
+			if err := l.await(ctx, o); err != nil {
 				return struct{}{}, err
 			}
 			continue

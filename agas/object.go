@@ -28,12 +28,23 @@ type object struct {
 	waiters []func(struct{}, error) bool
 }
 
-// wait returns a future that is ready at the object's next change: a call
-// ending, a migration ending. l.mu is held.
-func (o *object) wait(rt *runtime.Runtime) *runtime.Future[struct{}] {
-	f, fulfil := runtime.NewPromise[struct{}](rt)
+// await unlocks l.mu, which the caller holds, and waits for o's next
+// change — a call ending, a migration ending — without holding a lane.
+func (l *local) await(ctx context.Context, o *object) error {
+	f, fulfil := runtime.NewPromise[struct{}](l.rt)
 	o.waiters = append(o.waiters, fulfil)
-	return f
+	l.mu.Unlock()
+	return f.Err(ctx)
+}
+
+// find returns gid's object, or, if it is not here, where to forward.
+// l.mu is held.
+func (l *local) find(gid GID) (*object, uint32, error) {
+	if o := l.objects[gid]; o != nil {
+		return o, 0, nil
+	}
+	to, err := l.whereIs(gid)
+	return nil, to, err
 }
 
 // changed wakes everyone waiting on o; l.mu is held.
@@ -112,9 +123,8 @@ func (l *local) owner(gid GID) uint32 {
 func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64, ordered bool) (*object, uint32, error) {
 	for {
 		l.mu.Lock()
-		o := l.objects[gid]
+		o, to, err := l.find(gid)
 		if o == nil {
-			to, err := l.whereIs(gid)
 			l.mu.Unlock()
 			return nil, to, err
 		}
@@ -123,9 +133,7 @@ func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64, order
 			l.mu.Unlock()
 			return o, 0, nil
 		}
-		f := o.wait(l.rt)
-		l.mu.Unlock()
-		if err := f.Err(ctx); err != nil {
+		if err := l.await(ctx, o); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -150,9 +158,8 @@ func (l *local) drain(ctx context.Context, gid GID) (*object, uint32, error) {
 	claimed := false
 	for {
 		l.mu.Lock()
-		o := l.objects[gid]
+		o, to, err := l.find(gid)
 		if o == nil {
-			to, err := l.whereIs(gid)
 			l.mu.Unlock()
 			return nil, to, err
 		}
@@ -163,9 +170,7 @@ func (l *local) drain(ctx context.Context, gid GID) (*object, uint32, error) {
 			l.mu.Unlock()
 			return o, 0, nil
 		}
-		f := o.wait(l.rt)
-		l.mu.Unlock()
-		if err := f.Err(ctx); err != nil {
+		if err := l.await(ctx, o); err != nil {
 			if claimed {
 				l.release(o)
 			}
