@@ -20,6 +20,7 @@ import (
 //	finish: every locality sends done to 0; 0 sends exit once all are done;
 //	        each then closes its port with a goodbye to every peer.
 //	abort:  a failing locality tells everyone why before it goes.
+//	coll:   a collective operation's message (see communicator.go).
 const (
 	ctlRegister = "register"
 	ctlPeers    = "peers"
@@ -28,6 +29,7 @@ const (
 	ctlDone     = "done"
 	ctlExit     = "exit"
 	ctlAbort    = "abort"
+	ctlColl     = "coll"
 )
 
 // errFinalized is the cause of a locality's context after a clean finish.
@@ -66,6 +68,10 @@ func (rt *Runtime) control(p *parcel.Parcel) {
 		// Fail here, on the reader, before anything that follows on this
 		// connection (its goodbye) is read.
 		rt.fail(&LocalityError{from, "aborted: " + string(p.Header.Args)})
+		return
+	}
+	if p.Header.Action == ctlColl {
+		rt.deliverColl(p)
 		return
 	}
 	c.mu.Lock()

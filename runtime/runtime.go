@@ -93,6 +93,7 @@ type Runtime struct {
 	served    atomic.Uint64
 
 	ctl     control
+	coll    collMailbox // collective messages and waiters (communicator.go)
 	recycle recycler
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
@@ -380,6 +381,7 @@ func (rt *Runtime) fail(err error) {
 		return
 	}
 	rt.cancel(err)
+	rt.coll.fail(err)
 	rt.log.Error("runtime: locality failed", "err", err)
 	var le *LocalityError
 	if !errors.As(err, &le) || !strings.HasPrefix(le.Reason, "aborted: ") {

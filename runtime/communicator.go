@@ -1,0 +1,669 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tinylib/msgp/msgp"
+)
+
+// Collectives: a Communicator is a set of localities (its sites, in site
+// order) that run collective operations together under one basename. Every
+// operation takes the communicator's next generation; its messages travel
+// as control parcels (verb ctlColl) whose Args carry
+//
+//	basename, generation, step, sender site, op, element count
+//
+// and whose one raw chunk is the []float64 payload. The receiving reader
+// goroutine deposits each message in the runtime's mailbox under
+// (basename, generation, step, sender site) without blocking; the operation
+// that waits for it holds a Future for the same key. Whoever comes second —
+// message or waiter — removes the slot, so messages for a generation this
+// locality has not reached yet simply wait (run-ahead).
+
+// collOp names a collective operation on the wire.
+type collOp uint8
+
+const (
+	opAllReduce collOp = 1 + iota
+	opBroadcast
+	opReduce
+	opAllGather
+	opGather
+	opScatter
+	opBarrier
+	opInclusiveScan
+	opExclusiveScan
+	opAllToAll
+	opAllToAllV
+	opChannel
+	opAbort collOp = 255 // a site found a mismatch: the generation fails everywhere
+)
+
+func (o collOp) String() string {
+	switch o {
+	case opAllReduce:
+		return "AllReduce"
+	case opBroadcast:
+		return "Broadcast"
+	case opReduce:
+		return "Reduce"
+	case opAllGather:
+		return "AllGather"
+	case opGather:
+		return "Gather"
+	case opScatter:
+		return "Scatter"
+	case opBarrier:
+		return "Barrier"
+	case opInclusiveScan:
+		return "InclusiveScan"
+	case opExclusiveScan:
+		return "ExclusiveScan"
+	case opAllToAll:
+		return "AllToAll"
+	case opAllToAllV:
+		return "AllToAllV"
+	case opChannel:
+		return "Channel.Set"
+	case opAbort:
+		return "abort"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// anyCount in a message or an expectation means: not known, not checked.
+const anyCount = ^uint64(0)
+
+// Communicator is a group of localities that run collective operations
+// together: AllReduce, Broadcast, Reduce, AllGather, Gather, Scatter,
+// Barrier, InclusiveScan, ExclusiveScan, AllToAll and AllToAllV. Every
+// locality in the group creates it with the same basename and sites; then
+// every one of them must call the same operations, with matching element
+// counts, in the same order. Each call takes the next generation, so
+// consecutive operations are sequenced, and a locality may run ahead of the
+// others by any number of generations: their messages wait in a mailbox
+// until it gets there.
+//
+// Operations return at once with a future. A Communicator is safe for
+// concurrent use, but concurrent calls get generations in an unspecified
+// order, which must be the same on every site: call from one goroutine.
+//
+// Failures: when a locality of the job fails, every operation waiting on
+// any locality fails with the job's cause (a *LocalityError naming the
+// locality that went first). Calls that disagree fail with a
+// *MismatchError on every site as soon as one site receives a message of
+// the other kind or count; disagreements that exchange no message at all
+// (Gather against Scatter on two sites, say) are not detected. An
+// operation whose ctx ends returns the ctx's cause on this site only; the
+// other sites wait in that generation until theirs end, so the
+// communicator is of no further use.
+type Communicator struct {
+	rt    *Runtime
+	name  string
+	sites []uint32 // site index -> locality
+	here  int      // this locality's site index
+	root  int
+	// ringFrom is the payload size in bytes from which AllReduce and
+	// AllGather take the ring: RingThresholdBytes, changed by benchmarks.
+	ringFrom int
+	// bcastRingFrom is the same for Broadcast. Off (math.MaxInt) by
+	// default: inproc on two cores the tree was faster at 1 and 8 MiB.
+	bcastRingFrom int
+
+	mu     sync.Mutex
+	gen    uint64 // generations taken so far
+	closed bool
+}
+
+// NewCommunicator creates this locality's end of the communicator named
+// basename over sites (the localities taking part, in ascending order; nil
+// means all of the job's), with root (a site index, not a locality) as the
+// root of rooted operations. Every locality in sites must create it, with
+// the same arguments; this locality must be one of them. Disjoint groups
+// run at the same time without interference as long as their basenames
+// differ; a basename is in use on a locality until Close.
+func NewCommunicator(rt *Runtime, basename string, sites []uint32, root int) (*Communicator, error) {
+	if basename == "" {
+		return nil, errors.New("runtime: NewCommunicator: empty basename")
+	}
+	if sites == nil {
+		sites = make([]uint32, rt.n)
+		for i := range sites {
+			sites[i] = uint32(i)
+		}
+	} else {
+		sites = append([]uint32(nil), sites...)
+	}
+	here := -1
+	for i, l := range sites {
+		if l >= rt.n {
+			return nil, fmt.Errorf("runtime: communicator %q: locality %d out of range for a job of %d", basename, l, rt.n)
+		}
+		if i > 0 && l <= sites[i-1] {
+			return nil, fmt.Errorf("runtime: communicator %q: sites must be ascending and distinct, got %v", basename, sites)
+		}
+		if l == rt.here {
+			here = i
+		}
+	}
+	if here < 0 {
+		return nil, fmt.Errorf("runtime: communicator %q: locality %d is not one of its sites %v", basename, rt.here, sites)
+	}
+	if root < 0 || root >= len(sites) {
+		return nil, fmt.Errorf("runtime: communicator %q: root %d out of range for %d sites", basename, root, len(sites))
+	}
+	if err := rt.coll.claim(basename); err != nil {
+		return nil, err
+	}
+	return &Communicator{rt: rt, name: basename, sites: sites, here: here, root: root,
+		ringFrom: RingThresholdBytes, bcastRingFrom: math.MaxInt}, nil
+}
+
+// Basename returns the name the communicator was created with.
+func (c *Communicator) Basename() string { return c.name }
+
+// Size returns the number of sites.
+func (c *Communicator) Size() int { return len(c.sites) }
+
+// Site returns this locality's site index.
+func (c *Communicator) Site() int { return c.here }
+
+// Root returns the site index of the root of rooted operations.
+func (c *Communicator) Root() int { return c.root }
+
+// Sites returns the localities of the sites, in site order.
+func (c *Communicator) Sites() []uint32 { return append([]uint32(nil), c.sites...) }
+
+// Generation returns the number of operations started so far; the next one
+// runs in generation Generation()+1.
+func (c *Communicator) Generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// Close releases the basename on this locality. Operations already started
+// finish; later ones fail.
+func (c *Communicator) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.rt.coll.release(c.name)
+	}
+}
+
+// nextGen takes the next generation.
+func (c *Communicator) nextGen() (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, fmt.Errorf("runtime: communicator %q is closed", c.name)
+	}
+	c.gen++
+	return c.gen, nil
+}
+
+// MismatchError reports that the sites of a communicator called different
+// operations, or the same one with different element counts, in one
+// generation. Every site of the generation fails with it.
+type MismatchError struct {
+	Basename   string
+	Generation uint64
+	Calls      [2]CollectiveCall // the two calls that disagree
+}
+
+// CollectiveCall describes one site's call in a MismatchError.
+type CollectiveCall struct {
+	Site     int    // index in the communicator
+	Locality uint32 // the locality of that site
+	Op       string // the operation's name
+	Count    int64  // elements it contributed; -1 when it does not say
+}
+
+// String describes the call, as a MismatchError does.
+func (c CollectiveCall) String() string {
+	s := fmt.Sprintf("site %d (locality %d) called %s", c.Site, c.Locality, c.Op)
+	if c.Count >= 0 {
+		s += fmt.Sprintf(" with %d elements", c.Count)
+	}
+	return s
+}
+
+// Error names the communicator, the generation and both calls.
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("runtime: communicator %q generation %d: mismatched collective calls: %v, but %v",
+		e.Basename, e.Generation, e.Calls[0], e.Calls[1])
+}
+
+func countOf(n uint64) int64 {
+	if n == anyCount {
+		return -1
+	}
+	return int64(n)
+}
+
+// collHeader is the metadata of a collective message.
+type collHeader struct {
+	base  string
+	gen   uint64
+	step  uint32
+	from  uint32 // sender's site index
+	op    collOp
+	count uint64 // elements in the sender's call, or anyCount
+}
+
+func (h *collHeader) appendTo(b []byte) []byte {
+	b = msgp.AppendString(b, h.base)
+	b = msgp.AppendUint64(b, h.gen)
+	b = msgp.AppendUint32(b, h.step)
+	b = msgp.AppendUint32(b, h.from)
+	b = msgp.AppendUint8(b, uint8(h.op))
+	return msgp.AppendUint64(b, h.count)
+}
+
+func readCollHeader(b []byte) (h collHeader, rest []byte, err error) {
+	var op uint8
+	if h.base, b, err = msgp.ReadStringBytes(b); err != nil {
+		return
+	}
+	if h.gen, b, err = msgp.ReadUint64Bytes(b); err != nil {
+		return
+	}
+	if h.step, b, err = msgp.ReadUint32Bytes(b); err != nil {
+		return
+	}
+	if h.from, b, err = msgp.ReadUint32Bytes(b); err != nil {
+		return
+	}
+	if op, b, err = msgp.ReadUint8Bytes(b); err != nil {
+		return
+	}
+	h.op = collOp(op)
+	h.count, b, err = msgp.ReadUint64Bytes(b)
+	return h, b, err
+}
+
+func appendCall(b []byte, c CollectiveCall) []byte {
+	b = msgp.AppendInt(b, c.Site)
+	b = msgp.AppendUint32(b, c.Locality)
+	b = msgp.AppendString(b, c.Op)
+	return msgp.AppendInt64(b, c.Count)
+}
+
+func readCall(b []byte) (c CollectiveCall, rest []byte, err error) {
+	if c.Site, b, err = msgp.ReadIntBytes(b); err != nil {
+		return
+	}
+	if c.Locality, b, err = msgp.ReadUint32Bytes(b); err != nil {
+		return
+	}
+	if c.Op, b, err = msgp.ReadStringBytes(b); err != nil {
+		return
+	}
+	c.Count, b, err = msgp.ReadInt64Bytes(b)
+	return c, b, err
+}
+
+// collMsg is a received collective message.
+type collMsg struct {
+	collHeader
+	source uint32 // the sending locality
+	data   []float64
+}
+
+type mailKey struct {
+	base string
+	gen  uint64
+	step uint32
+	from uint32
+}
+
+type genKey struct {
+	base string
+	gen  uint64
+}
+
+// collMailbox is a locality's collective state: the basenames in use, the
+// messages and waiters by key, and the generations that failed.
+type collMailbox struct {
+	mu      sync.Mutex
+	names   map[string]bool
+	slots   map[mailKey]*Future[collMsg]
+	aborted map[genKey]error
+	err     error // the runtime failed
+}
+
+func (m *collMailbox) claim(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.names[name] {
+		return fmt.Errorf("runtime: communicator %q exists already on this locality", name)
+	}
+	if m.names == nil {
+		m.names = make(map[string]bool)
+	}
+	m.names[name] = true
+	return nil
+}
+
+func (m *collMailbox) release(name string) {
+	m.mu.Lock()
+	delete(m.names, name)
+	m.mu.Unlock()
+}
+
+// slot returns the future for k. The first of message and waiter to ask
+// creates it; the second takes it out of the mailbox. It returns nil when
+// the generation or the runtime has failed, with the error.
+func (m *collMailbox) slot(s *scheduler, k mailKey) (*Future[collMsg], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return nil, m.err
+	}
+	if err := m.aborted[genKey{k.base, k.gen}]; err != nil {
+		return nil, err
+	}
+	if f := m.slots[k]; f != nil {
+		delete(m.slots, k)
+		return f, nil
+	}
+	if m.slots == nil {
+		m.slots = make(map[mailKey]*Future[collMsg])
+	}
+	f := newFuture[collMsg](s)
+	m.slots[k] = f
+	return f, nil
+}
+
+// abort fails generation g of a communicator on this locality: its waiters
+// now, its later waits at once; its buffered messages are dropped.
+func (m *collMailbox) abort(g genKey, err error) {
+	m.mu.Lock()
+	if m.aborted[g] != nil || m.err != nil {
+		m.mu.Unlock()
+		return
+	}
+	if m.aborted == nil {
+		m.aborted = make(map[genKey]error)
+	}
+	m.aborted[g] = err
+	var fs []*Future[collMsg]
+	for k, f := range m.slots {
+		if k.base == g.base && k.gen == g.gen {
+			fs = append(fs, f)
+			delete(m.slots, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, f := range fs {
+		f.set(collMsg{}, err)
+	}
+}
+
+// fail fails every wait, now and later, with the runtime's cause.
+func (m *collMailbox) fail(err error) {
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.err = err
+	slots := m.slots
+	m.slots = nil
+	m.mu.Unlock()
+	for _, f := range slots {
+		f.set(collMsg{}, err)
+	}
+}
+
+// deliverColl files a collective message; it runs on the reader goroutine
+// and does not block.
+func (rt *Runtime) deliverColl(p *parcel.Parcel) {
+	h, rest, err := readCollHeader(p.Header.Args)
+	if err != nil || len(p.Chunks) > 1 {
+		rt.log.Warn("runtime: bad collective message", "from", p.Header.Source, "err", err)
+		return
+	}
+	if h.op == opAbort {
+		var e MismatchError
+		e.Basename, e.Generation = h.base, h.gen
+		for i := range e.Calls {
+			if e.Calls[i], rest, err = readCall(rest); err != nil {
+				rt.log.Warn("runtime: bad collective abort", "from", p.Header.Source, "err", err)
+				return
+			}
+		}
+		rt.coll.abort(genKey{h.base, h.gen}, &e)
+		return
+	}
+	msg := collMsg{collHeader: h, source: p.Header.Source}
+	if len(p.Chunks) == 1 && len(p.Chunks[0]) > 0 {
+		c := p.Chunks[0]
+		if len(c)%8 != 0 {
+			rt.log.Warn("runtime: collective payload is not float64s", "from", p.Header.Source, "bytes", len(c))
+			return
+		}
+		msg.data = parcel.BytesFloat64(c)
+		if msg.data == nil { // unaligned: copy
+			msg.data = make([]float64, len(c)/8)
+			copy(parcel.Float64Bytes(msg.data), c)
+		}
+	}
+	f, err := rt.coll.slot(rt.sched, mailKey{h.base, h.gen, h.step, h.from})
+	if err != nil {
+		return // the generation or the locality failed: nobody will read it
+	}
+	f.set(msg, nil)
+}
+
+// opRun is one site's part in one generation of one operation.
+type opRun struct {
+	c      *Communicator
+	ctx    context.Context
+	gen    uint64
+	op     collOp
+	count  uint64 // this site's element count, sent with every message
+	expect uint64 // the count expected of the others, or anyCount
+}
+
+// send sends data to site `to` as message step of this generation. The
+// caller may reuse data when it returns.
+func (r *opRun) send(step uint32, to int, data []float64) error {
+	h := collHeader{base: r.c.name, gen: r.gen, step: step, from: uint32(r.c.here), op: r.op, count: r.count}
+	dest := r.c.sites[to]
+	p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: h.appendTo(nil)}}
+	if len(data) > 0 {
+		p.Chunks = [][]byte{parcel.Float64Bytes(data)}
+	}
+	if err := r.c.rt.port.Send(r.ctx, p); err != nil {
+		return r.c.rt.sendError(dest, err)
+	}
+	return nil
+}
+
+// recv waits for message step of this generation from site `from` and
+// checks that the sender is in the same operation with the same count.
+func (r *opRun) recv(step uint32, from int) ([]float64, error) {
+	v, _, err := r.recvCount(step, from)
+	return v, err
+}
+
+// recvCount is recv that also returns the sender's element count.
+func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
+	rt := r.c.rt
+	f, err := rt.coll.slot(rt.sched, mailKey{r.c.name, r.gen, step, uint32(from)})
+	if err != nil {
+		return nil, 0, err
+	}
+	msg, err := f.Get(r.ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if msg.source != r.c.sites[from] {
+		return nil, 0, fmt.Errorf("message for site %d (locality %d) came from locality %d: the sites disagree on the communicator's localities",
+			from, r.c.sites[from], msg.source)
+	}
+	if msg.op != r.op || (r.expect != anyCount && msg.count != anyCount && msg.count != r.expect) {
+		e := &MismatchError{Basename: r.c.name, Generation: r.gen, Calls: [2]CollectiveCall{
+			{Site: r.c.here, Locality: rt.here, Op: r.op.String(), Count: countOf(r.count)},
+			{Site: from, Locality: msg.source, Op: msg.op.String(), Count: countOf(msg.count)},
+		}}
+		r.abort(e)
+		return nil, 0, e
+	}
+	return msg.data, msg.count, nil
+}
+
+// recvN is recv that also checks the payload's length.
+func (r *opRun) recvN(step uint32, from int, n int) ([]float64, error) {
+	v, err := r.recv(step, from)
+	if err == nil && len(v) != n {
+		err = fmt.Errorf("message from site %d (locality %d) has %d elements, want %d", from, r.c.sites[from], len(v), n)
+	}
+	return v, err
+}
+
+// abort fails this generation here and tells every other site, so that
+// none of them waits for messages that will not come.
+func (r *opRun) abort(e *MismatchError) {
+	rt := r.c.rt
+	rt.coll.abort(genKey{r.c.name, r.gen}, e)
+	h := collHeader{base: r.c.name, gen: r.gen, from: uint32(r.c.here), op: opAbort}
+	args := appendCall(appendCall(h.appendTo(nil), e.Calls[0]), e.Calls[1])
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for s, l := range r.c.sites {
+		if s == r.c.here {
+			continue
+		}
+		p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: l, Action: ctlColl, Args: args}}
+		rt.port.Send(ctx, p) // best effort: a site that is gone fails anyway
+	}
+}
+
+// startOp runs body as a task for the communicator's next generation and
+// returns the future of its result. Waits inside body give the task's lane
+// back; they end when ctx ends, when the generation fails, or when the
+// locality does.
+func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expect uint64, body func(r *opRun) (T, error)) *Future[T] {
+	gen, err := c.nextGen()
+	if err == nil {
+		err = c.rt.Err()
+	}
+	if err != nil {
+		return MakeFailed[T](fmt.Errorf("runtime: %v on communicator %q: %w", op, c.name, err))
+	}
+	return spawnWith(ctx, c.rt, func(wctx context.Context) (T, error) {
+		r := &opRun{c: c, ctx: wctx, gen: gen, op: op, count: count, expect: expect}
+		v, err := body(r)
+		if err != nil {
+			var me *MismatchError
+			if errors.As(err, &me) {
+				return v, err
+			}
+			return v, fmt.Errorf("runtime: %v on communicator %q, generation %d, site %d (locality %d): %w",
+				op, c.name, gen, c.here, c.rt.here, err)
+		}
+		return v, nil
+	})
+}
+
+// spawnWith runs body as a task on rt with a context that is the task's
+// (so that waits give the lane back, and end when the locality fails) and
+// also ends when ctx does.
+func spawnWith[T any](ctx context.Context, rt *Runtime, body func(wctx context.Context) (T, error)) *Future[T] {
+	return Spawn(ctx, rt, func(tctx context.Context) (T, error) {
+		wctx := tctx
+		if ctx.Done() != nil {
+			var cancel context.CancelCauseFunc
+			wctx, cancel = context.WithCancelCause(tctx)
+			defer cancel(nil)
+			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+			defer stop()
+		}
+		return body(wctx)
+	})
+}
+
+// Channel is a point-to-point channel communicator: a site Sets a []float64
+// for another site under a tag, and that site Gets it, in either order —
+// a value set before anyone asks waits in the receiver's mailbox. Each
+// (sender, receiver, tag) carries one value; reusing one is an error of the
+// program's that this type does not detect.
+type Channel struct {
+	c *Communicator
+}
+
+// NewChannel creates this locality's end of the channel communicator named
+// basename over sites (ascending localities; nil: all of the job's). Every
+// site creates it; the basename must differ from those of other
+// communicators.
+func NewChannel(rt *Runtime, basename string, sites []uint32) (*Channel, error) {
+	c, err := NewCommunicator(rt, basename, sites, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Channel{c}, nil
+}
+
+// Site returns this locality's site index.
+func (ch *Channel) Site() int { return ch.c.here }
+
+// Size returns the number of sites.
+func (ch *Channel) Size() int { return len(ch.c.sites) }
+
+// Close releases the basename on this locality.
+func (ch *Channel) Close() { ch.c.Close() }
+
+// Set sends v to site under tag. The future is ready once v is on its way;
+// the caller may then reuse v.
+func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *Future[struct{}] {
+	c := ch.c
+	if site < 0 || site >= c.Size() {
+		return MakeFailed[struct{}](fmt.Errorf("runtime: channel %q: Set to site %d of %d", c.name, site, c.Size()))
+	}
+	if site == c.here {
+		msg := collMsg{collHeader: collHeader{base: c.name, gen: tag, from: uint32(c.here), op: opChannel, count: anyCount},
+			source: c.rt.here, data: append([]float64(nil), v...)}
+		f, err := c.rt.coll.slot(c.rt.sched, mailKey{c.name, tag, 0, uint32(c.here)})
+		if err != nil {
+			return MakeFailed[struct{}](err)
+		}
+		f.set(msg, nil)
+		return MakeReady(struct{}{})
+	}
+	return spawnWith(ctx, c.rt, func(wctx context.Context) (struct{}, error) {
+		r := &opRun{c: c, ctx: wctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
+		if err := r.send(0, site, v); err != nil {
+			return struct{}{}, fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err)
+		}
+		return struct{}{}, nil
+	})
+}
+
+// Get returns the value site Set for this site under tag.
+func (ch *Channel) Get(ctx context.Context, site int, tag uint64) *Future[[]float64] {
+	c := ch.c
+	if site < 0 || site >= c.Size() {
+		return MakeFailed[[]float64](fmt.Errorf("runtime: channel %q: Get from site %d of %d", c.name, site, c.Size()))
+	}
+	return spawnWith(ctx, c.rt, func(wctx context.Context) ([]float64, error) {
+		r := &opRun{c: c, ctx: wctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
+		v, err := r.recv(0, site)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: channel %q: Get from site %d, tag %d: %w", c.name, site, tag, err)
+		}
+		if v == nil {
+			v = []float64{}
+		}
+		return v, nil
+	})
+}
