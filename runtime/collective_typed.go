@@ -8,7 +8,7 @@ import (
 	"github.com/tessera-amt/tessera/parcel"
 )
 
-// Typed collectives: values of any type that can travel in a parcel (see
+// Typed collectives and channels: values of any type that can travel in a parcel (see
 // Register) are encoded with its Codec and carried by the []float64
 // collectives. []float64 values should use the Communicator's methods
 // directly, which send them as raw chunks without this packing.
@@ -139,4 +139,27 @@ func unpack[T any](codec Codec[T], f []float64) (T, error) {
 		b = b[n:]
 	}
 	return codec.Decode(args, chunks)
+}
+
+// SetOf sends a value of any type that travels in a parcel to site under
+// tag on ch; GetOf receives it.
+func SetOf[T any](ctx context.Context, ch *Channel, site int, tag uint64, v T) *Future[struct{}] {
+	codec, err := NewCodec[T]()
+	if err != nil {
+		return MakeFailed[struct{}](fmt.Errorf("runtime: SetOf: %w", err))
+	}
+	blob, err := pack(codec, v)
+	if err != nil {
+		return MakeFailed[struct{}](fmt.Errorf("runtime: SetOf: %w", err))
+	}
+	return ch.Set(ctx, site, tag, blob)
+}
+
+// GetOf receives the value site sent with SetOf under tag on ch.
+func GetOf[T any](ctx context.Context, ch *Channel, site int, tag uint64) *Future[T] {
+	codec, err := NewCodec[T]()
+	if err != nil {
+		return MakeFailed[T](fmt.Errorf("runtime: GetOf: %w", err))
+	}
+	return thenDecode(ctx, ch.Get(ctx, site, tag), func(b []float64) (T, error) { return unpack(codec, b) })
 }

@@ -84,3 +84,30 @@ func TestTypedCollectiveRefusesUntravelledType(t *testing.T) {
 		t.Fatalf("AllGatherOf of a map: %v", err)
 	}
 }
+
+func TestTypedChannel(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 3, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		ch, err := NewChannel(rt, "typed-channel", nil)
+		if err != nil {
+			return err
+		}
+		defer ch.Close()
+		next, prev := (ch.Site()+1)%ch.Size(), (ch.Site()+ch.Size()-1)%ch.Size()
+		if err := SetOf(ctx, ch, next, 7, fmt.Sprintf("from %d", ch.Site())).Err(ctx); err != nil {
+			return err
+		}
+		got, err := GetOf[string](ctx, ch, prev, 7).Get(ctx)
+		if err != nil || got != fmt.Sprintf("from %d", prev) {
+			return fmt.Errorf("GetOf = %q, %v", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
