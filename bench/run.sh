@@ -9,8 +9,14 @@
 # measured right next to it. The Tessera jobs are launched with
 # `tessera run -n 2`, as a user launches them.
 #
+# The collectives run on 4 localities (`tessera run -n 4 collbench`) next
+# to Open MPI over TCP (bench/mpi/allreduce.c under mpirun). When mpicc or
+# mpirun is missing and the script runs as root, it installs openmpi-bin and
+# libopenmpi-dev with apt-get; when that is not possible the MPI baseline is
+# skipped and the report says why.
+#
 # Environment: REPS (3), BENCHTIME for the task benchmark (2x), OUT (the
-# report, docs/benchmarks.md).
+# report, docs/benchmarks.md), MPICC (mpicc) and MPIRUN (mpirun).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +39,7 @@ GOTEST_SHOWN="go test -run '^\$' -bench '^BenchmarkTasks\$' -benchtime $BENCHTIM
 say "building"
 go build -o "$tmp/pingpong" ./bench/pingpong
 go build -o "$tmp/tessera" ./cmd/tessera
+go build -o "$tmp/collbench" ./bench/collbench
 tessera="$tmp/tessera"
 go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
 pp="$tmp/pingpong"
@@ -111,6 +118,142 @@ m_ms=$(metric BenchmarkAGASMigrate64MiB migrate-ms | median)
 s_ms=$(metric BenchmarkAGASMigrate64MiB send-ms | median)
 mig_ratio=$(metric BenchmarkAGASMigrate64MiB ratio | median)
 
+# ---- Collectives: collbench on 4 localities against Open MPI over TCP ----
+MPICC=${MPICC:-mpicc}
+MPIRUN=${MPIRUN:-mpirun}
+COLL_N=2000 COLL_WARM=500 COLL_BIG_N=100 COLL_BIG_WARM=10
+COLL_FLAGS=(-n "$COLL_N" -warmup "$COLL_WARM" -big-n "$COLL_BIG_N" -big-warmup "$COLL_BIG_WARM")
+MPI_ARGS=("$COLL_N" "$COLL_WARM" "$COLL_BIG_N" "$COLL_BIG_WARM")
+MPIRUN_FLAGS=(--allow-run-as-root --oversubscribe -np 4 --mca btl self,tcp)
+
+have_mpi() { command -v "$MPICC" >/dev/null 2>&1 && command -v "$MPIRUN" >/dev/null 2>&1; }
+mpi_skip=""
+if ! have_mpi; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		say "installing Open MPI: apt-get install -y openmpi-bin libopenmpi-dev (log: $tmp/apt.log)"
+		apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >>"$tmp/apt.log" 2>&1; }
+		if ! apt_install && ! { apt-get update -q >>"$tmp/apt.log" 2>&1 && apt_install; }; then
+			tail -n 5 "$tmp/apt.log" | sed 's/^/  /' >&2
+			mpi_skip="\`apt-get install -y openmpi-bin libopenmpi-dev\` failed ($(tail -n 1 "$tmp/apt.log" | tr -d '|`'))"
+		elif ! have_mpi; then
+			mpi_skip="$MPICC or $MPIRUN still missing after installing openmpi-bin and libopenmpi-dev"
+		fi
+	else
+		mpi_skip="$MPICC or $MPIRUN is not installed, and the script is not root (or has no apt-get) to install Open MPI"
+	fi
+fi
+if [ -z "$mpi_skip" ] && ! "$MPICC" -O2 -o "$tmp/mpi_allreduce" bench/mpi/allreduce.c 2>"$tmp/mpicc.log"; then
+	sed 's/^/  /' "$tmp/mpicc.log" >&2
+	mpi_skip="\`$MPICC bench/mpi/allreduce.c\` failed"
+fi
+[ -z "$mpi_skip" ] || say "skipping the Open MPI baseline: $mpi_skip"
+
+# coll_job runs collbench as a job of 4 localities and prints locality 0's output.
+coll_job() {
+	local rc=0
+	timeout 120 "$tessera" run -n 4 "$tmp/collbench" "${COLL_FLAGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "collbench job failed (exit $rc):"
+		sed 's/^/  /' "$tmp/err" >&2
+		return 1
+	fi
+	sed -n 's/^\[L0\] //p' "$tmp/out"
+}
+# mpi_job runs the Open MPI program; a failure skips the baseline.
+mpi_job() {
+	[ -z "$mpi_skip" ] || return 0
+	local rc=0
+	timeout 120 "$MPIRUN" "${MPIRUN_FLAGS[@]}" "$tmp/mpi_allreduce" "${MPI_ARGS[@]}" >"$tmp/mpiout" 2>"$tmp/mpierr" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "mpirun failed (exit $rc):"
+		sed 's/^/  /' "$tmp/mpierr" "$tmp/mpiout" | tail -n 20 >&2
+		mpi_skip="\`mpirun ${MPIRUN_FLAGS[*]}\` failed (exit $rc)"
+		say "skipping the Open MPI baseline: $mpi_skip"
+		return 0
+	fi
+	cat "$tmp/mpiout"
+}
+
+: >"$tmp/coll"
+for ((r = 1; r <= REPS; r++)); do
+	say "collectives repetition $r of $REPS"
+	if ((r % 2)); then
+		mpi_job >>"$tmp/coll"
+		coll_job >>"$tmp/coll"
+	else
+		coll_job >>"$tmp/coll"
+		mpi_job >>"$tmp/coll"
+	fi
+done
+cat "$tmp/coll" >&2
+[ -z "$mpi_skip" ] || sed -i '/name=mpi_/d' "$tmp/coll" # a partial baseline is no baseline
+
+# coll_row LABEL NAME: the summary row of collective NAME; with TARGET_US set,
+# the one-double targets (absolute and against Open MPI) are checked.
+coll_row() {
+	local label=$1 name=$2 t_us t_gb m_us m_gb ratio big=$3
+	field "$name" us <"$tmp/coll" >"$tmp/c_$name.t"
+	field "$name" gbps <"$tmp/coll" >"$tmp/c_$name.tg"
+	field "mpi_$name" us <"$tmp/coll" >"$tmp/c_$name.m"
+	field "mpi_$name" gbps <"$tmp/coll" >"$tmp/c_$name.mg"
+	t_us=$(median <"$tmp/c_$name.t")
+	t_gb=$(median <"$tmp/c_$name.tg")
+	local tcell base rcell target status
+	if [ "$big" = big ]; then
+		tcell="$(fmt "$t_us" '%.0f') µs, $(fmt "$t_gb" '%.3f') GB/s"
+	else
+		tcell="$(fmt "$t_us" '%.1f') µs"
+	fi
+	if [ -s "$tmp/c_$name.m" ]; then
+		m_us=$(median <"$tmp/c_$name.m")
+		m_gb=$(median <"$tmp/c_$name.mg")
+		ratio=$(ratios "$tmp/c_$name.t" "$tmp/c_$name.m" | median)
+		if [ "$big" = big ]; then
+			base="$(fmt "$m_us" '%.0f') µs, $(fmt "$m_gb" '%.3f') GB/s (Open MPI over TCP)"
+		else
+			base="$(fmt "$m_us" '%.1f') µs (Open MPI over TCP)"
+		fi
+		rcell=$(fmt "$ratio" '%.2f')
+	else
+		base="— (Open MPI skipped)" rcell="—" ratio=""
+	fi
+	if [ "$big" = big ]; then
+		target="—" status="no target"
+	else
+		target="≤ 150 µs; ratio ≤ 1.5"
+		status="$(meets "$t_us" '<=' 150) (150 µs)"
+		if [ -n "$ratio" ]; then
+			status="$status, $(meets "$ratio" '<=' 1.5) (1.5x)"
+		else
+			status="$status; ratio not checked"
+		fi
+	fi
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$tcell" "$base" "$rcell" "$target" "$status"
+	if [ -n "$ratio" ]; then
+		say "$name: tessera $t_us us ($t_gb GB/s), open mpi $m_us us ($m_gb GB/s), time ratio $ratio"
+	else
+		say "$name: tessera $t_us us ($t_gb GB/s), open mpi skipped"
+	fi
+}
+coll_rows=$(
+	coll_row "AllReduce 1 double, 4 localities" allreduce1 small
+	coll_row "AllReduce 1 MiB, 4 localities" allreduce1mib big
+	coll_row "AllGather 1 MiB per locality, 4 localities" allgather1mib big
+)
+coll_reps() {
+	local label=$1 name=$2
+	if [ -s "$tmp/c_$name.m" ]; then
+		paste -d' ' "$tmp/c_$name.t" "$tmp/c_$name.m" | awk -v l="$label" '{ printf "| %s | %d | %.1f | %.1f | %.2f |\n", l, NR, $1, $2, $1/$2 }'
+	else
+		awk -v l="$label" '{ printf "| %s | %d | %.1f | — | — |\n", l, NR, $1 }' "$tmp/c_$name.t"
+	fi
+}
+if [ -z "$mpi_skip" ]; then
+	mpi_note="Open MPI: $("$MPIRUN" --version 2>/dev/null | head -n 1)."
+else
+	mpi_note="**The Open MPI baseline was skipped:** $mpi_skip."
+fi
+
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 goversion=$(go env GOVERSION)
 mkdir -p "$(dirname "$OUT")"
@@ -137,8 +280,11 @@ baseline measured in the same run, right next to it.
 | 1,000,000 empty tasks, Spawn + WhenAll, one locality | $(fmt "$t_task" '%.0f') ns/task | $(fmt "$g_task" '%.0f') ns/task (goroutine + channel each) | $(fmt "$task_ratio" '%.2f') | ≤ 2 | $(meets "$task_ratio" '<=' 2) |
 | Call through a GID (owner cached), 2 localities over TCP | $(fmt "$g_call" '%.0f') ns/call | $(fmt "$l_call" '%.0f') ns/call (same call through a locality id) | $(fmt "$call_ratio" '%.2f') | ≤ 1.1 | $(meets "$call_ratio" '<=' 1.1) |
 | Migration of a 64 MiB tile, 2 localities over TCP | $(fmt "$m_ms" '%.1f') ms | $(fmt "$s_ms" '%.1f') ms (64 MiB as an action argument) | $(fmt "$mig_ratio" '%.2f') | ≤ 1.3 | $(meets "$mig_ratio" '<=' 1.3) |
+$coll_rows
 
-GB/s is 10⁹ bytes of payload per second.
+GB/s is 10⁹ bytes of payload per second. For the collectives the ratio is
+Tessera's time per operation over Open MPI's (above 1: Tessera is slower),
+and GB/s is the bytes each locality contributes over the time per operation.
 
 ## 1. Action round trip
 
@@ -195,6 +341,35 @@ Finding the owner of a cached GID (\`BenchmarkResolveCached\` in
 \`agas/\`, a lock and two map lookups) costs $(fmt "$resolve_ns" '%.0f') ns:
 
     go test -run '^\$' -bench '^BenchmarkResolveCached\$' -count $REPS ./agas/
+
+## 5. Collectives
+
+\`bench/collbench\` is a Tessera SPMD program run as 4 localities on this
+machine (\`tessera run -n 4\`, so GOMAXPROCS=1 each on 2 cores), with one
+\`runtime.Communicator\` over all of them. Every locality runs each
+measurement: a Barrier, warm-up operations, a Barrier, then operations back
+to back, each waited for before the next; locality 0 times them.
+AllReduce (sum) of one float64: $COLL_WARM warm-up, $COLL_N timed; AllReduce (sum) of 1 MiB
+(131,072 float64) and AllGather of 1 MiB per locality (4 MiB result):
+$COLL_BIG_WARM warm-up, $COLL_BIG_N timed. From 64 KiB on both take the ring
+algorithms (reduce-scatter + all-gather; ring all-gather), below it recursive
+doubling and Bruck.
+
+The baseline, \`bench/mpi/allreduce.c\`, does the same with
+\`MPI_Allreduce\` and \`MPI_Allgather\` under Open MPI with the TCP transport
+only (no shared memory), 4 ranks on the same 2 cores. $mpi_note
+
+    # Tessera
+    tessera run -n 4 collbench ${COLL_FLAGS[*]}
+    # Open MPI (installed by the script as root when missing: apt-get install openmpi-bin libopenmpi-dev)
+    mpicc -O2 -o allreduce bench/mpi/allreduce.c
+    mpirun ${MPIRUN_FLAGS[*]} ./allreduce ${MPI_ARGS[*]}
+
+| Measurement | Repetition | Tessera µs | Open MPI µs | Ratio |
+|---|---|---|---|---|
+$(coll_reps "AllReduce 1 double" allreduce1
+coll_reps "AllReduce 1 MiB" allreduce1mib
+coll_reps "AllGather 1 MiB" allgather1mib)
 
 ## Profiling
 
