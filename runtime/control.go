@@ -237,9 +237,12 @@ func (c *control) missing(have func(uint32) bool) string {
 	return s
 }
 
-// Finalize waits until every locality of the job has called Finalize, then
-// shuts this one down. Until then it keeps serving actions for the others.
-// It returns the job's failure if one happens first.
+// Finalize waits until this locality has no work in flight — every call it
+// sent has its reply and every task it spawned has ended, so work the
+// program started and did not wait for still finishes — and every locality
+// of the job has called Finalize, then shuts this one down. Until
+// then it keeps serving actions for the others. It returns the job's
+// failure if one happens first.
 func (rt *Runtime) Finalize(ctx context.Context) error {
 	c := &rt.ctl
 	if err := rt.Err(); err != nil {
@@ -249,8 +252,10 @@ func (rt *Runtime) Finalize(ctx context.Context) error {
 	if rt.ctx.Err() != nil {
 		return nil // finalized already
 	}
-	var err error
-	if rt.here == 0 {
+	err := rt.quiesce(ctx)
+	switch {
+	case err != nil:
+	case rt.here == 0:
 		c.mu.Lock()
 		c.markDone(0)
 		c.mu.Unlock()
@@ -271,7 +276,7 @@ func (rt *Runtime) Finalize(ctx context.Context) error {
 				err = rt.sendControl(ctx, l, ctlExit, nil)
 			}
 		}
-	} else {
+	default:
 		err = rt.sendControl(ctx, 0, ctlDone, nil)
 		if err == nil {
 			err = rt.wait(ctx, c.exit, func() string { return "locality 0 to end the job" })
@@ -295,5 +300,30 @@ func closeOnce(ch chan struct{}) {
 	case <-ch:
 	default:
 		close(ch)
+	}
+}
+
+// quiesce waits until this locality has no work in flight: every call it
+// sent has its reply, and every task it spawned (local calls, Spawn,
+// continuations, actions it serves) has ended. It polls: it runs once per
+// job, and a wake-up per finished task would cost every task.
+func (rt *Runtime) quiesce(ctx context.Context) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		rt.pmu.Lock()
+		calls := len(rt.pending)
+		rt.pmu.Unlock()
+		tasks := rt.sched.spawned.Load() - rt.sched.executed.Load()
+		if calls == 0 && tasks == 0 {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-rt.ctx.Done():
+			return context.Cause(rt.ctx)
+		case <-ctx.Done():
+			return fmt.Errorf("%w while waiting for %d calls and %d tasks to end", context.Cause(ctx), calls, tasks)
+		}
 	}
 }

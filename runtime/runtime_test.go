@@ -293,3 +293,32 @@ func TestRegisteredErrorsTravel(t *testing.T) {
 		t.Errorf("remote plain error: %v", err)
 	}
 }
+
+// Work a program started and never waited for still finishes before the
+// job ends: Finalize waits for the replies to a locality's calls.
+func TestFinalizeWaitsForUnwaitedCalls(t *testing.T) {
+	ctx := testCtx(t)
+	reg := NewRegistry()
+	var ran atomic.Int32
+	slow := Register(reg, "test.slow", func(ctx context.Context, n int) (int, error) {
+		time.Sleep(20 * time.Millisecond)
+		ran.Add(1)
+		return n, nil
+	})
+	job, err := StartLocal(ctx, 3, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		for l := range rt.NumLocalities() {
+			Async(ctx, rt.Locality(l), slow, 1) // nobody waits
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ran.Load(); n != 9 {
+		t.Fatalf("%d of the 9 calls ran before the job ended", n)
+	}
+}
