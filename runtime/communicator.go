@@ -99,7 +99,8 @@ const anyCount = ^uint64(0)
 // locality that went first). Calls that disagree fail with a
 // *MismatchError on every site as soon as one site receives a message of
 // the other kind or count; disagreements that exchange no message at all
-// (Gather against Scatter on two sites, say) are not detected. An
+// (Gather against Scatter on two sites, say) are found by the probe a site
+// sends after waiting probeAfter (collective_probe.go). An
 // operation whose ctx ends returns the ctx's cause on this site only; the
 // other sites wait in that generation until theirs end, so the
 // communicator is of no further use.
@@ -337,7 +338,9 @@ type collMailbox struct {
 	names   map[string]bool
 	slots   map[mailKey]*Future[collMsg]
 	aborted map[genKey]error
-	err     error // the runtime failed
+	calls   map[genKey]collCall  // this locality's recent calls (collective_probe.go)
+	probes  map[genKey][]collMsg // probes for generations not reached yet
+	err     error                // the runtime failed
 }
 
 func (m *collMailbox) claim(name string) error {
@@ -445,6 +448,10 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 		return
 	}
 	msg := collMsg{collHeader: h, source: p.Header.Source}
+	if h.step == probeStep {
+		rt.probe(msg)
+		return
+	}
 	if len(p.Chunks) == 1 && len(p.Chunks[0]) > 0 {
 		c := p.Chunks[0]
 		if len(c)%8 != 0 {
@@ -503,7 +510,7 @@ func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	msg, err := f.Get(r.ctx)
+	msg, err := r.await(f, from)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -561,8 +568,14 @@ func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expe
 	if err != nil {
 		return MakeFailed[T](fmt.Errorf("runtime: %v on communicator %q: %w", op, c.name, err))
 	}
+	early := c.rt.coll.enter(c, gen, op, count, expect)
 	return spawnWith(ctx, c.rt, func(wctx context.Context) (T, error) {
 		r := &opRun{c: c, ctx: wctx, gen: gen, op: op, count: count, expect: expect}
+		if early != nil {
+			r.abort(early)
+			var zero T
+			return zero, early
+		}
 		v, err := body(r)
 		if err != nil {
 			var me *MismatchError
