@@ -4,7 +4,7 @@ BIN     := bin
 LOCALITIES ?= 4
 # Packages whose tests run a second time under the race detector: everything
 # with goroutines of its own.
-RACE_PKGS := ./parcel/ ./runtime/ ./agas/ ./cmd/tessera/
+RACE_PKGS := ./parcel/ ./runtime/ ./agas/ ./trace/ ./cmd/tessera/
 
 .PHONY: demo test test-deps bench lint build clean
 
@@ -14,11 +14,12 @@ build:
 demo: build
 	$(BIN)/tessera run -n $(LOCALITIES) $(BIN)/hello
 
-# What the tests need from outside Go: slurm (srun, scontrol) and munge.
-# Installed as root; elsewhere the tests that need them skip, loudly, and
-# fail instead under CI=true.
+# What the tests need from outside Go: slurm (srun, scontrol) and munge,
+# otf2-tools and python3-otf2 (see scripts/test-deps.sh). Installed as root;
+# elsewhere the tests that need them skip, loudly, and fail instead under
+# CI=true.
 test-deps:
-	@if [ "$$(id -u)" = 0 ]; then bash scripts/slurm-local.sh install "$${TMPDIR:-/tmp}/tessera-slurm"; \
+	@if [ "$$(id -u)" = 0 ]; then bash scripts/test-deps.sh; \
 	 else echo "test-deps: not root, so slurm is not installed: the slurm tests will skip"; fi
 
 test: build test-deps

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test-deps.sh — install what the tests need from outside Go, quietly.
+#
+#   slurm-wlm, munge      (through scripts/slurm-local.sh install)
+#   otf2-tools            (otf2-print: the trace package's real-reader test)
+#   python3-otf2          (the python read-back of the trace package's test)
+#
+# Installs only as root and only what is missing; elsewhere it says so and
+# the tests that need the tools skip, loudly, and fail instead under CI=true.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test-deps: not root, so slurm, otf2-tools and python3-otf2 are not installed: the tests that need them will skip"
+	exit 0
+fi
+
+bash scripts/slurm-local.sh install "${TMPDIR:-/tmp}/tessera-slurm"
+
+missing=()
+command -v otf2-print >/dev/null 2>&1 || missing+=(otf2-tools)
+/usr/bin/python3 -c 'import otf2' >/dev/null 2>&1 || missing+=(python3-otf2)
+if [ ${#missing[@]} -gt 0 ]; then
+	log="${TMPDIR:-/tmp}/tessera-test-deps.log"
+	echo "test-deps: installing ${missing[*]} (log: $log)"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } >>"$log" 2>&1; then
+		echo "test-deps: apt-get install ${missing[*]} failed; see $log" >&2
+		tail -n 20 "$log" >&2 || true
+		exit 1
+	fi
+fi
