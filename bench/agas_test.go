@@ -72,26 +72,32 @@ func BenchmarkAGASCall(b *testing.B) {
 	ctx := context.Background()
 	gid := agas.Create(s, rts[1], &box{})
 	const calls = 5000
+	// The two kinds of call alternate one by one, so that the machine's
+	// drift (a shared 2-core host) falls on both alike.
 	round := func(gidFirst bool) (gidNs, locNs float64) {
-		timeIt := func(f func() error) float64 {
-			start := time.Now()
-			for range calls {
-				if err := f(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			return float64(time.Since(start).Nanoseconds()) / calls
-		}
 		g := func() error { return agas.Call(ctx, s, rts[0], gid, viaGID, 1).Err(ctx) }
 		l := func() error { return runtime.Async(ctx, rts[0].Locality(1), viaLocality, 1).Err(ctx) }
-		if gidFirst {
-			gidNs = timeIt(g)
-			locNs = timeIt(l)
-		} else {
-			locNs = timeIt(l)
-			gidNs = timeIt(g)
+		first, second := g, l
+		if !gidFirst {
+			first, second = l, g
 		}
-		return
+		var t1, t2 time.Duration
+		for range calls {
+			start := time.Now()
+			if err := first(); err != nil {
+				b.Fatal(err)
+			}
+			mid := time.Now()
+			if err := second(); err != nil {
+				b.Fatal(err)
+			}
+			t1 += mid.Sub(start)
+			t2 += time.Since(mid)
+		}
+		if !gidFirst {
+			t1, t2 = t2, t1
+		}
+		return float64(t1.Nanoseconds()) / calls, float64(t2.Nanoseconds()) / calls
 	}
 	round(true) // warm up, fill the cache
 	var gs, ls float64

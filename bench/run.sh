@@ -329,8 +329,9 @@ $(awk '{ printf "| %d | %.0f | %.0f | %.2f |\n", NR, $1, $2, $3 }' "$tmp/tasks")
 \`bench/agas_test.go\` run two localities in one process joined over
 loopback TCP (the same parcelport and handshake as separate processes).
 The first times 5,000 sequential calls of a method on an object that lives
-on locality 1, through its GID with the owner in locality 0's cache, against
-5,000 calls of an action doing the same work through the locality id. The
+on locality 1, through its GID with the owner in locality 0's cache, and
+5,000 calls of an action doing the same work through the locality id,
+alternating one by one so that the host's drift falls on both alike. The
 second migrates a component holding 64 MiB of float64 (sent as one raw
 chunk) back and forth between the localities, against one call carrying a
 64 MiB \`[]float64\` argument. Both alternate which goes first.
