@@ -13,7 +13,8 @@
 //
 //   - GID: 64 bits, the home locality (the one that created the object,
 //     which always knows where it is) and a sequence number.
-//   - Components: Create makes a value a component on this locality;
+//   - Components: Create makes a value a component on this locality,
+//     CreateOn on another (the value travels like a migrating object);
 //     RegisterMethod declares a method of its type; Call runs a method by
 //     GID from any locality. Each locality caches where objects live; a call
 //     that reaches a locality the object left is forwarded, and the caller

@@ -106,18 +106,9 @@ func typeNameOf(v any) string {
 
 func (s *Service) serveAdopt(ctx context.Context, ad adoption) (struct{}, error) {
 	rt := runtime.FromContext(ctx)
-	s.mu.Lock()
-	make_ := s.types[ad.Type]
-	s.mu.Unlock()
-	if make_ == nil {
-		return struct{}{}, fmt.Errorf("agas: locality %d cannot adopt %v: type %q has no registered method", rt.Here(), ad.GID, ad.Type)
-	}
-	v := make_()
-	if err := v.UnmarshalParcel(ad.State, ad.Chunks); err != nil {
-		return struct{}{}, fmt.Errorf("agas: adopting %v: %w", ad.GID, err)
-	}
-	if mv, ok := v.(Mover); ok {
-		mv.Moved(ctx, rt.Here())
+	v, err := s.revive(ctx, rt, ad)
+	if err != nil {
+		return struct{}{}, err
 	}
 	l := s.local(rt)
 	l.mu.Lock()
@@ -129,6 +120,24 @@ func (s *Service) serveAdopt(ctx context.Context, ad adoption) (struct{}, error)
 		l.owners[ad.GID] = rt.Here()
 	}
 	return struct{}{}, nil
+}
+
+// revive rebuilds an object that travelled here, and tells it where it is.
+func (s *Service) revive(ctx context.Context, rt *runtime.Runtime, ad adoption) (migratable, error) {
+	s.mu.Lock()
+	make_ := s.types[ad.Type]
+	s.mu.Unlock()
+	if make_ == nil {
+		return nil, fmt.Errorf("agas: locality %d cannot take an object of type %q: it has no registered method", rt.Here(), ad.Type)
+	}
+	v := make_()
+	if err := v.UnmarshalParcel(ad.State, ad.Chunks); err != nil {
+		return nil, fmt.Errorf("agas: rebuilding a %s on locality %d: %w", ad.Type, rt.Here(), err)
+	}
+	if mv, ok := v.(Mover); ok {
+		mv.Moved(ctx, rt.Here())
+	}
+	return v, nil
 }
 
 // serveRebind runs at an object's home: the object now lives at req.To, or

@@ -58,13 +58,48 @@ func (o *object) changed() {
 // Create makes v a component on rt's locality and returns its GID, usable
 // from every locality. The object lives here until it is migrated or freed.
 func Create[T any](s *Service, rt *runtime.Runtime, v *T) GID {
-	l := s.local(rt)
+	return s.local(rt).add(v)
+}
+
+// CreateOn makes v a component on locality on, its home, and returns its
+// GID. v travels there as a migrating object does: its type must implement
+// runtime.ParcelMarshaler and ParcelUnmarshaler and have a registered
+// method.
+func CreateOn[T any](ctx context.Context, s *Service, rt *runtime.Runtime, on uint32, v *T) (GID, error) {
+	if on == rt.Here() {
+		return Create(s, rt, v), nil
+	}
+	if on >= rt.NumLocalities() {
+		return 0, fmt.Errorf("agas: creating a %s on locality %d: no such locality in a job of %d", typeName[T](), on, rt.NumLocalities())
+	}
+	m, ok := any(v).(migratable)
+	if !ok {
+		return 0, fmt.Errorf("agas: creating a %s on locality %d: it cannot travel (implement runtime.ParcelMarshaler and ParcelUnmarshaler)", typeName[T](), on)
+	}
+	state, chunks, err := m.MarshalParcel(nil)
+	if err != nil {
+		return 0, fmt.Errorf("agas: creating a %s on locality %d: %w", typeName[T](), on, err)
+	}
+	return runtime.Async(ctx, rt.Locality(on), s.create, adoption{Type: typeName[T](), State: state, Chunks: chunks}).Get(ctx)
+}
+
+func (s *Service) serveCreate(ctx context.Context, ad adoption) (GID, error) {
+	rt := runtime.FromContext(ctx)
+	v, err := s.revive(ctx, rt, ad)
+	if err != nil {
+		return 0, err
+	}
+	return s.local(rt).add(v), nil
+}
+
+// add makes v a component here with a new GID.
+func (l *local) add(v any) GID {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
-	gid := MakeGID(rt.Here(), l.seq)
+	gid := MakeGID(l.rt.Here(), l.seq)
 	l.objects[gid] = &object{value: v, next: make(map[uint32]uint64), refs: 1}
-	l.owners[gid] = rt.Here()
+	l.owners[gid] = l.rt.Here()
 	return gid
 }
 

@@ -22,6 +22,7 @@ type Service struct {
 	migrate    runtime.Action[rebindReq, struct{}]
 	adopt      runtime.Action[adoption, struct{}]
 	ref        runtime.Action[refReq, struct{}]
+	create     runtime.Action[adoption, GID]
 
 	mu     sync.Mutex
 	locals map[*runtime.Runtime]*local
@@ -41,6 +42,7 @@ func New(reg *runtime.Registry) *Service {
 	s.migrate = runtime.Register(reg, "agas.migrate", s.serveMigrate)
 	s.adopt = runtime.Register(reg, "agas.adopt", s.serveAdopt)
 	s.ref = runtime.Register(reg, "agas.ref", s.serveRef)
+	s.create = runtime.Register(reg, "agas.create", s.serveCreate)
 	return s
 }
 
