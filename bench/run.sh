@@ -299,6 +299,18 @@ $(list "$tmp/r_rtt" %.1f) µs. Both warm up with $RTT_WARM round trips and time 
     # baseline: starts its peer as a child process
     pingpong -mode raw ${PP_FLAGS[*]}
 
+Where the round trip goes (measured once, by hand, not by this script:
+\`perf stat -e task-clock,context-switches\` around each process of a
+50,000-round-trip run, GOMAXPROCS=1 per locality as \`tessera run -n 2\`
+sets it on 2 cores): each Tessera locality spent about 17 µs of CPU per
+round trip against about 9 µs per side for the raw ping-pong, with about
+the same number of context switches (1.5 against 1.3 per side). The
+runtime blocks (it does not poll): the reader goroutine hands each call to
+a task and each reply to the waiting task — one goroutine switch per side
+that the raw program does not make — and the rest is spread over
+allocations (about 25 per round trip), header encoding and locks. A
+busy-poll progress mode and a lighter serve path are the open levers.
+
 ## 2. Payload throughput
 
 Locality 0 calls an action on locality 1 taking a \`[]float64\` of 1Mi
