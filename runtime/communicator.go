@@ -561,7 +561,11 @@ func (r *opRun) abort(e *MismatchError) {
 // back; they end when ctx ends, when the generation fails, or when the
 // locality does.
 func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expect uint64, body func(r *opRun) (T, error)) *Future[T] {
-	gen, err := c.nextGen()
+	gen, ok := reservedGen(ctx, c)
+	var err error
+	if !ok {
+		gen, err = c.nextGen()
+	}
 	if err == nil {
 		err = c.rt.Err()
 	}
