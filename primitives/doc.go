@@ -1,11 +1,86 @@
 // Package primitives holds Tessera's distributed arrays and the distributed
-// primitives over them — generators, element-wise arithmetic, reductions,
-// all_gather, dot, the Cannon product, retile, transpose, conv1d, CSV
-// reading — each taking arrays or futures of arrays and returning a future,
-// on top of gonum for the local numerics.
+// primitives over them, the Phylanx layer of the JetLag paper (section
+// III-C): each primitive takes arrays or futures of arrays and returns a
+// future, so a program is a chain of futures that blocks only when it asks
+// for a value.
 //
-// It uses runtime for tasks and actions, agas to name and find tiles, and
-// annotate to describe them; it owns no transport.
+// It uses runtime for tasks, futures and collectives and annotate to
+// describe tiles; it owns no transport. Local numerics use gonum (Array.Dense
+// is a mat.Dense view of a 2-D tile).
 //
-// The package is being built; this comment states its role in the layout.
+// # Env
+//
+// Every locality of a job creates an Env (NewEnv) on its runtime: the
+// locality's context for arrays, holding the one runtime.Communicator
+// (basename CommunicatorName, all localities) that every array collective
+// uses. Programs are SPMD: every locality calls the same primitives in the
+// same order. Every primitive takes a context and the Env first.
+//
+// # Arrays
+//
+// An Array is a float64 array of 1, 2 or 3 dimensions as one locality holds
+// it: its annotate.Annotation (name, generation, this locality, every
+// locality's tile) and this locality's tile as contiguous row-major memory
+// over the tile's held block (LocalBlock; with an overlap the held block is
+// the owned block, OwnedBlock, plus the halo). Tile i is held by locality
+// i. A Layout says how a new array is cut: a tiling kind (annotate.Row,
+// Column, Page, Sym) or an explicit annotate.Tiling, an optional overlap,
+// and a name (by default "<primitive>_<k>", counted per Env). Every
+// locality computes the same tiling from the same Layout, so building an
+// array needs no communication. Arrays come from the generative primitives,
+// from NewArray (this locality's tile, kept without copying) or FromGlobal
+// (the tile copied out of the whole array); runtime.MakeReady turns one
+// into a future for the other primitives. Arrays are never changed once
+// made.
+//
+// # Primitives
+//
+// Generative (generation 0, no communication): Constant, Full, Zeros,
+// Ones, Identity, Random (uniform in [0, 1)) and RandomNormal. The random
+// ones draw element g (the global row-major linear index) from a
+// counter-based generator, splitmix64 of the seed and g, so the distributed
+// array equals the single-locality array with that seed whatever the
+// tiling.
+//
+// Element-wise (generation + 1, no communication; the result keeps the
+// first input's name and tiling): Add, Sub, Mul, Div, Equal, NotEqual,
+// Less, Greater and Map2 between conformable arrays (the same shape and the
+// same tiling); AddScalar, SubScalar, ScalarSub, MulScalar, DivScalar,
+// ScalarDiv, EqualScalar, NotEqualScalar (Listing 4's _ne(a, 0.0, true)),
+// LessScalar, GreaterScalar with a scalar; Exp, Log, Sqrt, Abs, Neg and
+// Map. Comparisons give 0/1 masks. Transpose reverses the dimensions
+// (a row-tiled matrix becomes column-tiled): each locality transposes its
+// own tile and the annotation's spans swap; generation + 1.
+//
+// Reductions (local work on the owned elements plus one collective): Sum,
+// Mean, Max, Min (NaN if any element is NaN), ArgMax and ArgMin (the global
+// row-major linear index; the smallest index on a tie, the first NaN if
+// any). Shape needs no communication. AllGather returns the whole array on
+// every locality as a Whole (shape and row-major data), through one
+// AllToAllV of the owned tile blocks.
+//
+// # Collectives of chained primitives
+//
+// A primitive that needs a collective reserves the communicator's
+// generation synchronously, when it is called — in program order, the same
+// on every locality — and issues the collective with the reservation's
+// context once its inputs are ready (runtime.Reservation). Inputs become
+// ready in different orders on different localities; the reservation keeps
+// the collectives of chained primitives paired all the same. When an input
+// fails, or the input is bad, the reservation is cancelled with that error,
+// so the other localities' collective fails instead of waiting.
+//
+// # Errors
+//
+// Bad input fails the returned future with an error naming the primitive,
+// the locality, the arrays and what was expected: mismatched shapes
+// ("arrays a/0 of shape [7 5] and b/0 of shape [5 7] are not conformable"),
+// different tilings, a tiling with more tiles than elements along a split
+// dimension, a tiling of another shape or tile count, the maximum of an
+// empty array. A failed input fails every primitive that depends on it
+// with its error.
+//
+// Not here yet (issue 5): AGAS registration of tiles and fetching remote
+// blocks, dot, slicing, Cannon/SUMMA, retile, inverse, conv1d, diag,
+// CSV reading, and the OpenBLAS build tag.
 package primitives

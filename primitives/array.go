@@ -1,0 +1,199 @@
+package primitives
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tessera-amt/tessera/annotate"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Array is a distributed array of float64 with 1, 2 or 3 dimensions, as one
+// locality holds it: its annotation (name, generation, this locality and
+// every tile) and this locality's tile as contiguous row-major memory over
+// the tile's held block (annotate.Tile.Halo, which is the owned block when
+// the tiling has no overlap). An Array is not changed after a primitive
+// returns it; primitives make new arrays.
+type Array struct {
+	ann  annotate.Annotation
+	data []float64
+}
+
+// Layout says how a new array is named and cut into tiles.
+type Layout struct {
+	// Name is the array's name; "" gives "<primitive>_<k>" (the primitive's
+	// name in lower case, k counting the arrays the Env named so far: the
+	// same on every locality).
+	Name string
+	// Kind is the tiling type when Tiling is nil: annotate.Row,
+	// annotate.Column, annotate.Page (3-D) or annotate.Sym. Zero means
+	// annotate.Row.
+	Kind annotate.Kind
+	// Tiling, if not nil, gives explicit tiles, one per locality, for the
+	// array's shape (annotate.New, annotate.NewUser).
+	Tiling *annotate.Tiling
+	// Halo adds an overlap of this many elements at interior tile edges
+	// (annotate.Tiling.WithHalo).
+	Halo int
+}
+
+// Tiled returns the Layout of the given tiling kind, with a default name.
+func Tiled(kind annotate.Kind) Layout { return Layout{Kind: kind} }
+
+// annotation builds the generation-0 annotation of a new array of shape
+// laid out by l on e's localities.
+func (e *Env) annotation(op string, shape []int, l Layout) (annotate.Annotation, error) {
+	var t annotate.Tiling
+	if l.Tiling != nil {
+		t = l.Tiling.Clone()
+		if !slices.Equal(t.Shape, shape) {
+			return annotate.Annotation{}, e.errorf(op, "tiling of shape %v for an array of shape %v", t.Shape, shape)
+		}
+		if len(t.Tiles) != e.Size() {
+			return annotate.Annotation{}, e.errorf(op, "tiling of %d tiles on %d localities: want one tile per locality", len(t.Tiles), e.Size())
+		}
+	} else {
+		kind := l.Kind
+		if kind == 0 {
+			kind = annotate.Row
+		}
+		var err error
+		if t, err = annotate.New(kind, shape, e.Size()); err != nil {
+			return annotate.Annotation{}, e.wrap(op, err)
+		}
+	}
+	if l.Halo != 0 {
+		var err error
+		if t, err = t.WithHalo(l.Halo); err != nil {
+			return annotate.Annotation{}, e.wrap(op, err)
+		}
+	}
+	name := l.Name
+	if name == "" {
+		name = e.newName(strings.ToLower(op))
+	}
+	a, err := annotate.NewAnnotation(name, e.Locality(), t)
+	if err != nil {
+		return annotate.Annotation{}, e.wrap(op, err)
+	}
+	return a, nil
+}
+
+// NewArray returns this locality's part of a new array of the given shape
+// laid out by l, with local as its tile: row-major data over the tile's
+// held block (LocalBlock), which the Array keeps without copying. Every
+// locality calls it with the same shape and layout.
+func NewArray(e *Env, shape []int, l Layout, local []float64) (*Array, error) {
+	ann, err := e.annotation("NewArray", shape, l)
+	if err != nil {
+		return nil, err
+	}
+	if want := ann.Local().Halo.Size(); len(local) != want {
+		return nil, e.errorf("NewArray", "array %s: tile %v holds %d elements, got %d", ann.FullName(), ann.Local().Halo, want, len(local))
+	}
+	return &Array{ann: ann, data: local}, nil
+}
+
+// FromGlobal returns this locality's part of a new array of the given
+// shape laid out by l, copying its tile out of global, the whole array in
+// row-major order (which every locality passes).
+func FromGlobal(e *Env, shape []int, l Layout, global []float64) (*Array, error) {
+	ann, err := e.annotation("FromGlobal", shape, l)
+	if err != nil {
+		return nil, err
+	}
+	if want := annotate.WholeBlock(shape).Size(); len(global) != want {
+		return nil, e.errorf("FromGlobal", "array %s of shape %v has %d elements, got %d", ann.FullName(), shape, want, len(global))
+	}
+	a := &Array{ann: ann, data: make([]float64, ann.Local().Halo.Size())}
+	h := ann.Local().Halo
+	walk(shape, h, h, func(local, g int) { a.data[local] = global[g] })
+	return a, nil
+}
+
+// Annotation returns a copy of the array's annotation.
+func (a *Array) Annotation() annotate.Annotation { return a.ann.Clone() }
+
+// Name returns the array's name as printed: "name/generation".
+func (a *Array) Name() string { return a.ann.FullName() }
+
+// Shape returns the shape of the whole array, outermost dimension first.
+func (a *Array) Shape() []int { return slices.Clone(a.ann.Tiling.Shape) }
+
+// NDim returns the number of dimensions (1 to 3).
+func (a *Array) NDim() int { return len(a.ann.Tiling.Shape) }
+
+// Size returns the number of elements of the whole array.
+func (a *Array) Size() int { return annotate.WholeBlock(a.ann.Tiling.Shape).Size() }
+
+// Local returns this locality's tile: row-major data over LocalBlock. It is
+// the array's memory, not a copy, and must not be changed.
+func (a *Array) Local() []float64 { return a.data }
+
+// LocalBlock returns the global spans of the tile Local holds (the held
+// block, owned block plus overlap).
+func (a *Array) LocalBlock() annotate.Block { return a.ann.Local().Halo.Clone() }
+
+// OwnedBlock returns the global spans of the elements this locality owns;
+// it equals LocalBlock when the tiling has no overlap.
+func (a *Array) OwnedBlock() annotate.Block { return a.ann.Local().Owned.Clone() }
+
+// Dense returns the tile of a 2-D array as a gonum matrix sharing Local's
+// memory (no copy), with LocalBlock's rows and columns.
+func (a *Array) Dense() (*mat.Dense, error) {
+	if a.NDim() != 2 {
+		return nil, fmt.Errorf("primitives: Dense of array %s of shape %v: want a 2-D array", a.Name(), a.ann.Tiling.Shape)
+	}
+	b := a.ann.Local().Halo
+	if b.Empty() {
+		return nil, fmt.Errorf("primitives: Dense of array %s: the tile %v is empty", a.Name(), b)
+	}
+	return mat.NewDense(b[0].Len(), b[1].Len(), a.data), nil
+}
+
+// ownedData returns the owned elements of the tile, row-major: Local
+// itself when the tile has no overlap, a copy otherwise.
+func (a *Array) ownedData() []float64 {
+	t := a.ann.Local()
+	if t.Owned.Equal(t.Halo) {
+		return a.data
+	}
+	out := make([]float64, 0, t.Owned.Size())
+	walk(a.ann.Tiling.Shape, t.Halo, t.Owned, func(local, _ int) { out = append(out, a.data[local]) })
+	return out
+}
+
+// pad3 returns shape and block padded with leading unit dimensions to 3-D.
+func pad3(shape []int, b annotate.Block) (s [3]int, p [3]annotate.Span) {
+	off := 3 - len(shape)
+	for d := range 3 {
+		if d < off {
+			s[d], p[d] = 1, annotate.Span{Start: 0, Stop: 1}
+		} else {
+			s[d], p[d] = shape[d-off], b[d-off]
+		}
+	}
+	return s, p
+}
+
+// walk calls fn for every element of sub, a block inside the held block h
+// of an array of the given shape, in row-major order: local is the
+// element's offset in h's row-major data, global its linear index in the
+// whole array (both increase along the walk).
+func walk(shape []int, h, sub annotate.Block, fn func(local, global int)) {
+	s, hs := pad3(shape, h)
+	_, ss := pad3(shape, sub)
+	hr, hc := hs[1].Len(), hs[2].Len()
+	for p := ss[0].Start; p < ss[0].Stop; p++ {
+		for r := ss[1].Start; r < ss[1].Stop; r++ {
+			local := ((p-hs[0].Start)*hr+(r-hs[1].Start))*hc + (ss[2].Start - hs[2].Start)
+			global := (p*s[1]+r)*s[2] + ss[2].Start
+			for c := ss[2].Start; c < ss[2].Stop; c++ {
+				fn(local, global)
+				local++
+				global++
+			}
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package primitives
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// The element-wise primitives need no communication: each locality works
+// on its own tile as soon as the inputs are ready. The result has the
+// first input's annotation with the generation incremented (the same name,
+// shape and tiling). Array operands must be conformable: the same shape and
+// the same tiling; anything else fails the future with an error naming
+// both arrays and what differs.
+
+// Map returns fn applied to every element of a.
+func Map(ctx context.Context, e *Env, a *runtime.Future[*Array], fn func(x float64) float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "Map", a, fn)
+}
+
+func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn func(x float64) float64) *runtime.Future[*Array] {
+	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
+		if x == nil {
+			return nil, e.errorf(op, "nil array")
+		}
+		out := &Array{ann: x.ann.Next(), data: make([]float64, len(x.data))}
+		for i, v := range x.data {
+			out.data[i] = fn(v)
+		}
+		return out, nil
+	})
+}
+
+// Map2 returns fn applied to the elements of a and b pairwise; a and b
+// must be conformable.
+func Map2(ctx context.Context, e *Env, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Map2", a, b, fn)
+}
+
+func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
+	return runtime.Dataflow2(ctx, func(_ context.Context, x, y *Array) (*Array, error) {
+		if err := conformable(e, op, x, y); err != nil {
+			return nil, err
+		}
+		out := &Array{ann: x.ann.Next(), data: make([]float64, len(x.data))}
+		for i, v := range x.data {
+			out.data[i] = fn(v, y.data[i])
+		}
+		return out, nil
+	}, a, b)
+}
+
+// conformable checks that x and y have the same shape and tiling.
+func conformable(e *Env, op string, x, y *Array) error {
+	if x == nil || y == nil {
+		return e.errorf(op, "nil array")
+	}
+	if !slices.Equal(x.ann.Tiling.Shape, y.ann.Tiling.Shape) {
+		return e.errorf(op, "arrays %s of shape %v and %s of shape %v are not conformable: want the same shape",
+			x.Name(), x.ann.Tiling.Shape, y.Name(), y.ann.Tiling.Shape)
+	}
+	if !x.ann.Tiling.Equal(y.ann.Tiling) {
+		for i := range x.ann.Tiling.Tiles {
+			tx, ty := x.ann.Tiling.Tiles[i], y.ann.Tiling.Tiles[i]
+			if !tx.Owned.Equal(ty.Owned) || !tx.Halo.Equal(ty.Halo) {
+				return e.errorf(op, "arrays %s and %s of shape %v are tiled differently: locality %d holds %v of one and %v of the other; want the same tiling (retile one)",
+					x.Name(), y.Name(), x.ann.Tiling.Shape, i, tx.Halo, ty.Halo)
+			}
+		}
+		return e.errorf(op, "arrays %s and %s of shape %v are tiled differently: want the same tiling", x.Name(), y.Name(), x.ann.Tiling.Shape)
+	}
+	return nil
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Add returns a + b element-wise.
+func Add(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Add", a, b, func(x, y float64) float64 { return x + y })
+}
+
+// Sub returns a - b element-wise.
+func Sub(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Sub", a, b, func(x, y float64) float64 { return x - y })
+}
+
+// Mul returns a * b element-wise.
+func Mul(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Mul", a, b, func(x, y float64) float64 { return x * y })
+}
+
+// Div returns a / b element-wise (IEEE division: x/0 is ±Inf or NaN).
+func Div(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Div", a, b, func(x, y float64) float64 { return x / y })
+}
+
+// Equal returns the mask a == b: 1 where equal, 0 elsewhere.
+func Equal(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Equal", a, b, func(x, y float64) float64 { return boolf(x == y) })
+}
+
+// NotEqual returns the mask a != b.
+func NotEqual(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "NotEqual", a, b, func(x, y float64) float64 { return boolf(x != y) })
+}
+
+// Less returns the mask a < b.
+func Less(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Less", a, b, func(x, y float64) float64 { return boolf(x < y) })
+}
+
+// Greater returns the mask a > b.
+func Greater(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return zipOp(ctx, e, "Greater", a, b, func(x, y float64) float64 { return boolf(x > y) })
+}
+
+// AddScalar returns a + s.
+func AddScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "AddScalar", a, func(x float64) float64 { return x + s })
+}
+
+// SubScalar returns a - s.
+func SubScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "SubScalar", a, func(x float64) float64 { return x - s })
+}
+
+// ScalarSub returns s - a.
+func ScalarSub(ctx context.Context, e *Env, s float64, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "ScalarSub", a, func(x float64) float64 { return s - x })
+}
+
+// MulScalar returns a * s.
+func MulScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "MulScalar", a, func(x float64) float64 { return x * s })
+}
+
+// DivScalar returns a / s.
+func DivScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "DivScalar", a, func(x float64) float64 { return x / s })
+}
+
+// ScalarDiv returns s / a.
+func ScalarDiv(ctx context.Context, e *Env, s float64, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "ScalarDiv", a, func(x float64) float64 { return s / x })
+}
+
+// EqualScalar returns the mask a == s.
+func EqualScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "EqualScalar", a, func(x float64) float64 { return boolf(x == s) })
+}
+
+// NotEqualScalar returns the mask a != s: Listing 4's _ne(a, 0.0, true) is
+// NotEqualScalar(ctx, e, a, 0).
+func NotEqualScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "NotEqualScalar", a, func(x float64) float64 { return boolf(x != s) })
+}
+
+// LessScalar returns the mask a < s.
+func LessScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "LessScalar", a, func(x float64) float64 { return boolf(x < s) })
+}
+
+// GreaterScalar returns the mask a > s.
+func GreaterScalar(ctx context.Context, e *Env, a *runtime.Future[*Array], s float64) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "GreaterScalar", a, func(x float64) float64 { return boolf(x > s) })
+}
+
+// Exp returns e**a element-wise.
+func Exp(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "Exp", a, math.Exp)
+}
+
+// Log returns the natural logarithm of a element-wise.
+func Log(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "Log", a, math.Log)
+}
+
+// Sqrt returns the square root of a element-wise.
+func Sqrt(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "Sqrt", a, math.Sqrt)
+}
+
+// Abs returns |a| element-wise.
+func Abs(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "Abs", a, math.Abs)
+}
+
+// Neg returns -a element-wise.
+func Neg(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	return mapOp(ctx, e, "Neg", a, func(x float64) float64 { return -x })
+}

@@ -1,0 +1,115 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// CommunicatorName is the basename of the communicator an Env creates; it
+// is in use on a locality until Env.Close.
+const CommunicatorName = "tessera.primitives"
+
+// Env is one locality's context for distributed arrays: the runtime and the
+// one Communicator (over all localities) that every array collective uses.
+// Every locality of the job creates its Env with NewEnv and then calls the
+// same primitives in the same order (SPMD), so that the collectives the
+// primitives reserve pair up across localities.
+type Env struct {
+	rt    *runtime.Runtime
+	comm  *runtime.Communicator
+	names atomic.Uint64 // arrays named so far, for default names
+}
+
+// NewEnv creates this locality's Env on rt. Every locality of the job must
+// call it; one Env per locality may exist at a time (the communicator's
+// basename, CommunicatorName, is taken until Close).
+func NewEnv(rt *runtime.Runtime) (*Env, error) {
+	c, err := runtime.NewCommunicator(rt, CommunicatorName, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("primitives: NewEnv: %w", err)
+	}
+	return &Env{rt: rt, comm: c}, nil
+}
+
+// Close releases the communicator. Collectives already issued finish;
+// primitives called later that need one fail.
+func (e *Env) Close() { e.comm.Close() }
+
+// Runtime returns the runtime the Env was created on.
+func (e *Env) Runtime() *runtime.Runtime { return e.rt }
+
+// Locality returns this locality's index: the tile of every array it holds.
+func (e *Env) Locality() int { return int(e.rt.Here()) }
+
+// Size returns the number of localities: the number of tiles of every
+// array.
+func (e *Env) Size() int { return int(e.rt.NumLocalities()) }
+
+// newName returns a default array name "<op>_<k>", k counting the arrays
+// named by this Env. Primitives are called in the same order on every
+// locality, so the names agree.
+func (e *Env) newName(op string) string {
+	return op + "_" + strconv.FormatUint(e.names.Add(1), 10)
+}
+
+// errorf builds a primitive's error: it names the primitive and the
+// locality.
+func (e *Env) errorf(op, format string, args ...any) error {
+	return fmt.Errorf("primitives: %s on locality %d: %s", op, e.Locality(), fmt.Sprintf(format, args...))
+}
+
+// wrap names the primitive and the locality in front of err.
+func (e *Env) wrap(op string, err error) error {
+	return fmt.Errorf("primitives: %s on locality %d: %w", op, e.Locality(), err)
+}
+
+// reserve takes the communicator's next generation for op, now, in program
+// order: THE RULE of this package. The collective is issued later with
+// r.Context(ctx); if it never is, the reservation must be cancelled.
+func (e *Env) reserve(op string) (*runtime.Reservation, error) {
+	r, err := e.comm.Reserve()
+	if err != nil {
+		return nil, e.wrap(op, err)
+	}
+	return r, nil
+}
+
+// collective runs body as a task once called, with a reservation taken
+// now. body waits for its inputs and issues its collective with
+// r.Context(ctx); if body returns an error before doing so (an input
+// failed, bad input), the reservation is cancelled with that error so no
+// other locality waits for this one. The task also ends when ctx does.
+func collective[T any](ctx context.Context, e *Env, op string, body func(ctx context.Context, r *runtime.Reservation) (T, error)) *runtime.Future[T] {
+	r, err := e.reserve(op)
+	if err != nil {
+		return runtime.MakeFailed[T](err)
+	}
+	return task(ctx, e, func(tctx context.Context) (v T, err error) {
+		defer func() {
+			if err != nil {
+				r.Cancel(err) // no effect once the collective was issued
+			}
+		}()
+		return body(tctx, r)
+	})
+}
+
+// task runs body as a task on e's locality with a context that is the
+// task's (so waits give the lane back) and also ends when ctx does.
+func task[T any](ctx context.Context, e *Env, body func(ctx context.Context) (T, error)) *runtime.Future[T] {
+	return runtime.Spawn(ctx, e.rt, func(tctx context.Context) (T, error) {
+		wctx := tctx
+		if ctx.Done() != nil {
+			var cancel context.CancelCauseFunc
+			wctx, cancel = context.WithCancelCause(tctx)
+			defer cancel(nil)
+			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+			defer stop()
+		}
+		return body(wctx)
+	})
+}

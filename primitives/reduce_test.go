@@ -1,0 +1,201 @@
+package primitives
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// refReduce is the single-process reference: sum, mean, max, min, argmax,
+// argmin (first index on ties).
+func refReduce(v []float64) (sum, mean, mx, mn float64, amax, amin int) {
+	mx, mn = math.Inf(-1), math.Inf(1)
+	for i, x := range v {
+		sum += x
+		if x > mx {
+			mx, amax = x, i
+		}
+		if x < mn {
+			mn, amin = x, i
+		}
+	}
+	return sum, sum / float64(len(v)), mx, mn, amax, amin
+}
+
+func TestReductions(t *testing.T) {
+	forLocalities(t, func(t *testing.T, n int) {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			for _, shape := range testShapes {
+				for _, l := range layouts(shape, n) {
+					what := describe(shape, l)
+					for _, g := range [][]float64{
+						globalData(shape, 3, -1, 1),
+						tied(size(shape)),
+					} {
+						x, err := FromGlobal(e, shape, l, g)
+						if err != nil {
+							return err
+						}
+						a := runtime.MakeReady(x)
+						// Issue everything before waiting for anything.
+						fs := []*runtime.Future[float64]{Sum(ctx, e, a), Mean(ctx, e, a), Max(ctx, e, a), Min(ctx, e, a)}
+						fi := []*runtime.Future[int]{ArgMax(ctx, e, a), ArgMin(ctx, e, a)}
+						fshape := Shape(ctx, e, a)
+						sum, mean, mx, mn, amax, amin := refReduce(g)
+						for i, want := range []float64{sum, mean, mx, mn} {
+							got, err := fs[i].Get(ctx)
+							if err != nil {
+								return fmt.Errorf("%s: reduction %d: %v", what, i, err)
+							}
+							if !closeTo(got, want, 1e-12) {
+								return fmt.Errorf("%s: reduction %d (sum, mean, max, min): got %v, want %v", what, i, got, want)
+							}
+						}
+						for i, want := range []int{amax, amin} {
+							got, err := fi[i].Get(ctx)
+							if err != nil {
+								return fmt.Errorf("%s: arg reduction %d: %v", what, i, err)
+							}
+							if got != want {
+								return fmt.Errorf("%s: arg reduction %d (argmax, argmin): got %d, want %d", what, i, got, want)
+							}
+						}
+						s, err := fshape.Get(ctx)
+						if err != nil || !slices.Equal(s, shape) {
+							return fmt.Errorf("%s: Shape %v, %v", what, s, err)
+						}
+					}
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// tied returns values whose maximum and minimum occur several times, at
+// both ends, so that the smallest index must win across tiles.
+func tied(m int) []float64 {
+	v := make([]float64, m)
+	for i := range v {
+		v[i] = float64(i % 3)
+	}
+	v[m-1] = 2
+	return v
+}
+
+func TestArgWithNaN(t *testing.T) {
+	runJob(t, 3, func(ctx context.Context, e *Env) error {
+		g := globalData([]int{13}, 5, 0, 1)
+		g[5], g[11] = math.NaN(), math.NaN()
+		x, err := FromGlobal(e, []int{13}, Layout{}, g)
+		if err != nil {
+			return err
+		}
+		a := runtime.MakeReady(x)
+		i, err := ArgMax(ctx, e, a).Get(ctx)
+		if err != nil || i != 5 {
+			return fmt.Errorf("ArgMax with NaN: %d, %v; want 5", i, err)
+		}
+		i, err = ArgMin(ctx, e, a).Get(ctx)
+		if err != nil || i != 5 {
+			return fmt.Errorf("ArgMin with NaN: %d, %v; want 5", i, err)
+		}
+		m, err := Max(ctx, e, a).Get(ctx)
+		if err != nil || !math.IsNaN(m) {
+			return fmt.Errorf("Max with NaN: %v, %v; want NaN", m, err)
+		}
+		return nil
+	})
+}
+
+// THE RULE: two reductions whose inputs become ready in opposite orders on
+// different localities both get the right results, because their
+// collectives were reserved in program order.
+func TestReductionsPairInProgramOrder(t *testing.T) {
+	for _, n := range []int{2, 3, 4} {
+		t.Run(fmt.Sprintf("%d-localities", n), func(t *testing.T) {
+			runJob(t, n, func(ctx context.Context, e *Env) error {
+				ga := globalData([]int{7, 5}, 11, 0, 1)
+				gb := globalData([]int{7, 5}, 12, 10, 20)
+				delayed := func(g []float64, wait time.Duration) *runtime.Future[*Array] {
+					return runtime.Spawn(ctx, e.Runtime(), func(ctx context.Context) (*Array, error) {
+						time.Sleep(wait)
+						return FromGlobal(e, []int{7, 5}, Layout{}, g)
+					})
+				}
+				// Even localities get a late, odd ones b late.
+				da, db := 150*time.Millisecond, time.Duration(0)
+				if e.Locality()%2 == 1 {
+					da, db = db, da
+				}
+				a, b := delayed(ga, da), delayed(gb, db)
+				sa := Sum(ctx, e, a)
+				sb := Max(ctx, e, b)
+				wantA, _, _, _, _, _ := refReduce(ga)
+				_, _, wantB, _, _, _ := refReduce(gb)
+				gotB, err := sb.Get(ctx)
+				if err != nil {
+					return err
+				}
+				gotA, err := sa.Get(ctx)
+				if err != nil {
+					return err
+				}
+				if !closeTo(gotA, wantA, 1e-12) || gotB != wantB {
+					return fmt.Errorf("locality %d: Sum %v (want %v), Max %v (want %v)", e.Locality(), gotA, wantA, gotB, wantB)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// An input that fails on one locality only cancels the reservation: every
+// locality's reduction fails instead of waiting, and later collectives
+// still work.
+func TestFailedInputCancelsReservation(t *testing.T) {
+	runJob(t, 3, func(ctx context.Context, e *Env) error {
+		in := Ones(ctx, e, []int{13}, Layout{})
+		if e.Locality() == 1 {
+			in = runtime.MakeFailed[*Array](errors.New("input broke"))
+		}
+		_, err := Sum(ctx, e, in).Get(ctx)
+		if err == nil {
+			return fmt.Errorf("locality %d: Sum of a failed input succeeded", e.Locality())
+		}
+		if e.Locality() != 1 && !strings.Contains(err.Error(), "input broke") {
+			return fmt.Errorf("locality %d: %v, want the cancellation naming the cause", e.Locality(), err)
+		}
+		s, err := Sum(ctx, e, Ones(ctx, e, []int{13}, Layout{})).Get(ctx)
+		if err != nil || s != 13 {
+			return fmt.Errorf("locality %d after the cancelled reduction: %v, %v", e.Locality(), s, err)
+		}
+		return nil
+	})
+}
+
+func TestEmptyReductions(t *testing.T) {
+	runJob(t, 1, func(ctx context.Context, e *Env) error {
+		a := Zeros(ctx, e, []int{0}, Layout{})
+		if _, err := Max(ctx, e, a).Get(ctx); err == nil || !strings.Contains(err.Error(), "no element") {
+			return fmt.Errorf("Max of an empty array: %v", err)
+		}
+		if _, err := ArgMin(ctx, e, a).Get(ctx); err == nil || !strings.Contains(err.Error(), "no element") {
+			return fmt.Errorf("ArgMin of an empty array: %v", err)
+		}
+		if m, err := Mean(ctx, e, a).Get(ctx); err != nil || !math.IsNaN(m) {
+			return fmt.Errorf("Mean of an empty array: %v, %v", m, err)
+		}
+		if s, err := Sum(ctx, e, a).Get(ctx); err != nil || s != 0 {
+			return fmt.Errorf("Sum of an empty array: %v, %v", s, err)
+		}
+		return nil
+	})
+}
