@@ -383,17 +383,20 @@ func (rt *Runtime) fail(err error) {
 	rt.cancel(err)
 	rt.coll.fail(err)
 	rt.log.Error("runtime: locality failed", "err", err)
+	// Tell the others why, so they report the cause and not only that this
+	// locality vanished — even when another locality's abort is the cause:
+	// a peer may see this locality close before that abort reaches it. The
+	// root cause travels unchanged, so the messages do not nest. shutdown
+	// waits for this before it closes the connections.
+	why := err.Error()
 	var le *LocalityError
-	if !errors.As(err, &le) || !strings.HasPrefix(le.Reason, "aborted: ") {
-		// Tell the others, so they report the cause and not only that this
-		// locality vanished. shutdown waits for it before it closes.
-		go func() {
-			rt.broadcast(ctlAbort, []byte(err.Error()))
-			close(rt.told)
-		}()
-	} else {
-		close(rt.told)
+	if errors.As(err, &le) && strings.HasPrefix(le.Reason, "aborted: ") {
+		why = strings.TrimPrefix(le.Reason, "aborted: ")
 	}
+	go func() {
+		rt.broadcast(ctlAbort, []byte(why))
+		close(rt.told)
+	}()
 	rt.pmu.Lock()
 	pending := rt.pending
 	rt.pending = make(map[uint64]*pendingCall)
