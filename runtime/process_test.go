@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,30 +25,37 @@ import (
 // environment `tessera run` provides, so that each locality has to notice
 // failures on its own.
 
-var buildOnce struct {
-	sync.Once
+// testProgram is a program under testdata/, built once per test binary.
+type testProgram struct {
+	name string
+	once sync.Once
 	path string
 	err  error
 }
 
-func faultjob(t *testing.T) string {
+var (
+	faultjob = &testProgram{name: "faultjob"}
+	colljob  = &testProgram{name: "colljob"}
+)
+
+func (tp *testProgram) build(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "faultjob")
+	tp.once.Do(func() {
+		dir, err := os.MkdirTemp("", tp.name)
 		if err != nil {
-			buildOnce.err = err
+			tp.err = err
 			return
 		}
-		buildOnce.path = filepath.Join(dir, "faultjob")
-		out, err := exec.Command("go", "build", "-o", buildOnce.path, "./testdata/faultjob").CombinedOutput()
+		tp.path = filepath.Join(dir, tp.name)
+		out, err := exec.Command("go", "build", "-o", tp.path, "./testdata/"+tp.name).CombinedOutput()
 		if err != nil {
-			buildOnce.err = fmt.Errorf("building faultjob: %v\n%s", err, out)
+			tp.err = fmt.Errorf("building %s: %v\n%s", tp.name, err, out)
 		}
 	})
-	if buildOnce.err != nil {
-		t.Fatal(buildOnce.err)
+	if tp.err != nil {
+		t.Fatal(tp.err)
 	}
-	return buildOnce.path
+	return tp.path
 }
 
 type proc struct {
@@ -81,10 +89,11 @@ type processJob struct {
 	root   string
 }
 
-// startProcesses starts n localities of the faultjob program with args.
-func startProcesses(t *testing.T, n int, args ...string) *processJob {
+// startProcesses starts n localities of prog with args, each with the
+// environment and the share of the cores (GOMAXPROCS) `tessera run` gives.
+func startProcesses(t *testing.T, prog *testProgram, n int, args ...string) *processJob {
 	t.Helper()
-	bin := faultjob(t)
+	bin := prog.build(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -94,11 +103,13 @@ func startProcesses(t *testing.T, n int, args ...string) *processJob {
 	key := make([]byte, 32)
 	rand.Read(key)
 	job := &processJob{secret: hex.EncodeToString(key), root: root}
+	procs := max(1, goruntime.NumCPU()/n)
 	for i := range n {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(),
 			"TESSERA_LOCALITY="+strconv.Itoa(i), "TESSERA_NUM_LOCALITIES="+strconv.Itoa(n),
-			"TESSERA_ROOT_ADDR="+root, "TESSERA_LISTEN_HOST=127.0.0.1", "TESSERA_SECRET="+job.secret)
+			"TESSERA_ROOT_ADDR="+root, "TESSERA_LISTEN_HOST=127.0.0.1", "TESSERA_SECRET="+job.secret,
+			"GOMAXPROCS="+strconv.Itoa(procs))
 		p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 		cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 		if err := cmd.Start(); err != nil {
@@ -138,7 +149,7 @@ func exitCode(p *proc) int {
 }
 
 func TestProcessKilledLocalityFailsTheJob(t *testing.T) {
-	job := startProcesses(t, 4, "spin")
+	job := startProcesses(t, faultjob, 4, "spin")
 	job.waitOutput(t, "ready", 30*time.Second)
 	victim := job.procs[2]
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -166,7 +177,7 @@ func TestProcessKilledLocalityFailsTheJob(t *testing.T) {
 
 func TestProcessWrongSecretIsRejectedAndJobGoesOn(t *testing.T) {
 	goFile := filepath.Join(t.TempDir(), "go")
-	job := startProcesses(t, 3, "wait", goFile)
+	job := startProcesses(t, faultjob, 3, "wait", goFile)
 	job.waitOutput(t, "ready", 30*time.Second)
 
 	// An intruder with the wrong secret tries to join as a locality.
@@ -202,7 +213,7 @@ func TestProcessWrongSecretIsRejectedAndJobGoesOn(t *testing.T) {
 }
 
 func TestProcessOversizedFrameRefusedWithoutAllocation(t *testing.T) {
-	job := startProcesses(t, 2, "oversize")
+	job := startProcesses(t, faultjob, 2, "oversize")
 	for i, p := range job.procs {
 		select {
 		case <-p.done:
@@ -240,7 +251,7 @@ func (nopHandler) PeerDown(uint32, error)                 {}
 // A locality that stops answering (SIGSTOP: its sockets stay open) is found
 // by the heartbeats.
 func TestProcessSilentLocalityFailsTheJob(t *testing.T) {
-	job := startProcesses(t, 3, "spin")
+	job := startProcesses(t, faultjob, 3, "spin")
 	job.waitOutput(t, "ready", 30*time.Second)
 	victim := job.procs[1]
 	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
