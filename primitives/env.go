@@ -88,28 +88,12 @@ func collective[T any](ctx context.Context, e *Env, op string, body func(ctx con
 	if err != nil {
 		return runtime.MakeFailed[T](err)
 	}
-	return task(ctx, e, func(tctx context.Context) (v T, err error) {
+	return runtime.Spawn(ctx, e.rt, func(tctx context.Context) (v T, err error) {
 		defer func() {
 			if err != nil {
 				r.Cancel(err) // no effect once the collective was issued
 			}
 		}()
 		return body(tctx, r)
-	})
-}
-
-// task runs body as a task on e's locality with a context that is the
-// task's (so waits give the lane back) and also ends when ctx does.
-func task[T any](ctx context.Context, e *Env, body func(ctx context.Context) (T, error)) *runtime.Future[T] {
-	return runtime.Spawn(ctx, e.rt, func(tctx context.Context) (T, error) {
-		wctx := tctx
-		if ctx.Done() != nil {
-			var cancel context.CancelCauseFunc
-			wctx, cancel = context.WithCancelCause(tctx)
-			defer cancel(nil)
-			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-			defer stop()
-		}
-		return body(wctx)
 	})
 }

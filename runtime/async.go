@@ -107,14 +107,29 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 }
 
 // Spawn runs fn as a task on rt's locality and returns a future of its
-// result. The task is named after fn for observers; a panic in fn fails the
-// future with ErrActionPanic.
+// result. The task's context ends when the locality ends or when ctx does,
+// so waits inside fn give the lane back and stop with the caller. The task
+// is named after fn for observers; a panic in fn fails the future with
+// ErrActionPanic.
 func Spawn[R any](ctx context.Context, rt *Runtime, fn func(ctx context.Context) (R, error)) *Future[R] {
 	f := newFuture[R](rt.sched)
-	rt.sched.spawn(rt.ctx, TaskGUID(ctx), "", funcPC(fn), func(tctx context.Context) {
+	run := func(tctx context.Context) {
 		r, err := callFunc(tctx, fn)
 		f.set(r, err)
-	}, func(err error) { f.set(*new(R), err) })
+	}
+	// A ctx that can end on its own (not the locality's, which every task
+	// context already has) bounds the task too.
+	if done := ctx.Done(); done != nil && done != rt.ctx.Done() {
+		plain := run
+		run = func(tctx context.Context) {
+			wctx, cancel := context.WithCancelCause(tctx)
+			defer cancel(nil)
+			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+			defer stop()
+			plain(wctx)
+		}
+	}
+	rt.sched.spawn(rt.ctx, TaskGUID(ctx), "", funcPC(fn), run, func(err error) { f.set(*new(R), err) })
 	return f
 }
 

@@ -573,7 +573,7 @@ func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expe
 		return MakeFailed[T](fmt.Errorf("runtime: %v on communicator %q: %w", op, c.name, err))
 	}
 	early := c.rt.coll.enter(c, gen, op, count, expect)
-	return spawnWith(ctx, c.rt, func(wctx context.Context) (T, error) {
+	return Spawn(ctx, c.rt, func(wctx context.Context) (T, error) {
 		r := &opRun{c: c, ctx: wctx, gen: gen, op: op, count: count, expect: expect}
 		if early != nil {
 			r.abort(early)
@@ -590,23 +590,6 @@ func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expe
 				op, c.name, gen, c.here, c.rt.here, err)
 		}
 		return v, nil
-	})
-}
-
-// spawnWith runs body as a task on rt with a context that is the task's
-// (so that waits give the lane back, and end when the locality fails) and
-// also ends when ctx does.
-func spawnWith[T any](ctx context.Context, rt *Runtime, body func(wctx context.Context) (T, error)) *Future[T] {
-	return Spawn(ctx, rt, func(tctx context.Context) (T, error) {
-		wctx := tctx
-		if ctx.Done() != nil {
-			var cancel context.CancelCauseFunc
-			wctx, cancel = context.WithCancelCause(tctx)
-			defer cancel(nil)
-			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-			defer stop()
-		}
-		return body(wctx)
 	})
 }
 
@@ -657,7 +640,7 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 		f.set(msg, nil)
 		return MakeReady(struct{}{})
 	}
-	return spawnWith(ctx, c.rt, func(wctx context.Context) (struct{}, error) {
+	return Spawn(ctx, c.rt, func(wctx context.Context) (struct{}, error) {
 		r := &opRun{c: c, ctx: wctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
 		if err := r.send(0, site, v); err != nil {
 			return struct{}{}, fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err)
@@ -672,7 +655,7 @@ func (ch *Channel) Get(ctx context.Context, site int, tag uint64) *Future[[]floa
 	if site < 0 || site >= c.Size() {
 		return MakeFailed[[]float64](fmt.Errorf("runtime: channel %q: Get from site %d of %d", c.name, site, c.Size()))
 	}
-	return spawnWith(ctx, c.rt, func(wctx context.Context) ([]float64, error) {
+	return Spawn(ctx, c.rt, func(wctx context.Context) ([]float64, error) {
 		r := &opRun{c: c, ctx: wctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
 		v, err := r.recv(0, site)
 		if err != nil {
