@@ -61,7 +61,7 @@ func Call[T, A, R any](ctx context.Context, s *Service, rt *runtime.Runtime, gid
 func serveMethod[T, A, R any](ctx context.Context, s *Service, act runtime.Action[invocation[A], R], fn func(context.Context, *T, A) (R, error), inv invocation[A]) (R, error) {
 	rt := runtime.FromContext(ctx)
 	l := s.local(rt)
-	o, to, err := l.pin(ctx, inv.GID, inv.From, inv.Seq, true)
+	o, to, err := l.pin(ctx, inv.GID, inv.From, inv.Seq)
 	if err != nil {
 		return *new(R), err
 	}
@@ -77,7 +77,7 @@ func serveMethod[T, A, R any](ctx context.Context, s *Service, act runtime.Actio
 		}
 		return r.Get(ctx)
 	}
-	defer l.unpin(o, inv.From, true)
+	defer l.unpin(o, inv.From)
 	v, ok := o.value.(*T)
 	if !ok {
 		return *new(R), fmt.Errorf("agas: %v is a %T, not a %v", inv.GID, o.value, reflect.TypeFor[*T]())

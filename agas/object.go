@@ -155,7 +155,7 @@ func (l *local) owner(gid GID) uint32 {
 // pin waits until gid's object is here and free to run the call numbered
 // seq from locality from, and pins it. If the object is elsewhere it returns
 // nil and where to forward.
-func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64, ordered bool) (*object, uint32, error) {
+func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64) (*object, uint32, error) {
 	for {
 		l.mu.Lock()
 		o, to, err := l.find(gid)
@@ -163,7 +163,7 @@ func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64, order
 			l.mu.Unlock()
 			return nil, to, err
 		}
-		if !o.leaving && (!ordered || o.next[from] == seq) {
+		if !o.leaving && o.next[from] == seq {
 			o.pins++
 			l.mu.Unlock()
 			return o, 0, nil
@@ -174,13 +174,11 @@ func (l *local) pin(ctx context.Context, gid GID, from uint32, seq uint64, order
 	}
 }
 
-// unpin ends a call; an ordered one lets the sender's next call go.
-func (l *local) unpin(o *object, from uint32, ordered bool) {
+// unpin ends a call and lets the sender's next call go.
+func (l *local) unpin(o *object, from uint32) {
 	l.mu.Lock()
 	o.pins--
-	if ordered {
-		o.next[from]++
-	}
+	o.next[from]++
 	o.changed()
 	l.mu.Unlock()
 }
