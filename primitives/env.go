@@ -6,8 +6,23 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/runtime"
 )
+
+// Actions are the primitives' actions and the AGAS service their tiles are
+// named in. A program registers them once, before its runtime starts
+// (Register), and passes them to NewEnv.
+type Actions struct {
+	agas *agas.Service
+}
+
+// Register adds the primitives' actions to reg, on every locality, before
+// the runtime starts. s is the program's AGAS service on the same registry
+// (agas.New(reg)); the tiles of arrays are named in it.
+func Register(reg *runtime.Registry, s *agas.Service) *Actions {
+	return &Actions{agas: s}
+}
 
 // CommunicatorName is the basename of the communicator an Env creates; it
 // is in use on a locality until Env.Close.
@@ -20,19 +35,24 @@ const CommunicatorName = "tessera.primitives"
 // primitives reserve pair up across localities.
 type Env struct {
 	rt    *runtime.Runtime
+	acts  *Actions
 	comm  *runtime.Communicator
 	names atomic.Uint64 // arrays named so far, for default names
 }
 
-// NewEnv creates this locality's Env on rt. Every locality of the job must
-// call it; one Env per locality may exist at a time (the communicator's
-// basename, CommunicatorName, is taken until Close).
-func NewEnv(rt *runtime.Runtime) (*Env, error) {
+// NewEnv creates this locality's Env on rt, whose registry holds acts
+// (Register). Every locality of the job must call it; one Env per locality
+// may exist at a time (the communicator's basename, CommunicatorName, is
+// taken until Close).
+func NewEnv(rt *runtime.Runtime, acts *Actions) (*Env, error) {
+	if acts == nil {
+		return nil, fmt.Errorf("primitives: NewEnv on locality %d: no Actions (primitives.Register before the runtime starts)", rt.Here())
+	}
 	c, err := runtime.NewCommunicator(rt, CommunicatorName, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("primitives: NewEnv: %w", err)
 	}
-	return &Env{rt: rt, comm: c}, nil
+	return &Env{rt: rt, acts: acts, comm: c}, nil
 }
 
 // Close releases the communicator. Collectives already issued finish;

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
 )
@@ -25,12 +26,14 @@ func runJob(t *testing.T, n int, body func(ctx context.Context, e *Env) error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	job, err := runtime.StartLocal(ctx, n, runtime.Config{})
+	reg := runtime.NewRegistry()
+	acts := Register(reg, agas.New(reg))
+	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = job.Run(ctx, func(ctx context.Context, rt *runtime.Runtime) error {
-		e, err := NewEnv(rt)
+		e, err := NewEnv(rt, acts)
 		if err != nil {
 			return err
 		}
