@@ -38,6 +38,7 @@ type Env struct {
 	acts  *Actions
 	comm  *runtime.Communicator
 	names atomic.Uint64 // arrays named so far, for default names
+	ctr   counters
 }
 
 // NewEnv creates this locality's Env on rt, whose registry holds acts
