@@ -10,7 +10,9 @@ package parcel
 // HeaderVersion is the version of the parcel header this build writes and the
 // only one it accepts. Bump it whenever a field is added, removed or changes
 // meaning.
-const HeaderVersion uint8 = 1
+//
+// Version 2 added Trace.
+const HeaderVersion uint8 = 2
 
 // Kind says what a parcel is for.
 type Kind uint8
@@ -74,5 +76,6 @@ type Header struct {
 	Code    Code     // reply status
 	Error   string   // reply error text when Code != CodeOK
 	Args    []byte   // small arguments, msgp-encoded by the runtime
-	Chunks  []uint64 // lengths of the raw chunks that follow the header
+	Trace   []byte   // calls: the caller's trace context, opaque here (runtime's span hook); empty: none
+	Chunks  []uint64 // lengths of the raw chunks that follow the header; the last field
 }

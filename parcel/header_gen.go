@@ -43,8 +43,8 @@ func (z Code) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Header) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// array header, size 11
-	o = append(o, 0x9b)
+	// array header, size 12
+	o = append(o, 0x9c)
 	o = msgp.AppendUint8(o, z.Version)
 	o = msgp.AppendUint8(o, uint8(z.Kind))
 	o = msgp.AppendUint32(o, z.Source)
@@ -55,6 +55,7 @@ func (z *Header) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.AppendUint8(o, uint8(z.Code))
 	o = msgp.AppendString(o, z.Error)
 	o = msgp.AppendBytes(o, z.Args)
+	o = msgp.AppendBytes(o, z.Trace)
 	o = msgp.AppendArrayHeader(o, uint32(len(z.Chunks)))
 	for za0001 := range z.Chunks {
 		o = msgp.AppendUint64(o, z.Chunks[za0001])
@@ -70,8 +71,8 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
-	if zb0001 != 11 {
-		err = msgp.ArrayError{Wanted: 11, Got: zb0001}
+	if zb0001 != 12 {
+		err = msgp.ArrayError{Wanted: 12, Got: zb0001}
 		return
 	}
 	z.Version, bts, err = msgp.ReadUint8Bytes(bts)
@@ -149,19 +150,40 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 	copy(z.Args, bts[:zb0004])
 	bts = bts[zb0004:]
 	var zb0005 uint32
-	zb0005, bts, err = msgp.ReadArrayHeaderBytes(bts)
+	zb0005, bts, err = msgp.ReadBytesHeader(bts)
 	if err != nil {
-		err = msgp.WrapError(err, "Chunks")
+		err = msgp.WrapError(err, "Trace")
 		return
 	}
 	if zb0005 > zd587dfaflimitArrays {
 		err = msgp.ErrLimitExceeded
 		return
 	}
-	if cap(z.Chunks) >= int(zb0005) {
-		z.Chunks = (z.Chunks)[:zb0005]
+	if z.Trace == nil || uint32(cap(z.Trace)) < zb0005 {
+		z.Trace = make([]byte, zb0005)
 	} else {
-		z.Chunks = make([]uint64, zb0005)
+		z.Trace = z.Trace[:zb0005]
+	}
+	if uint32(len(bts)) < zb0005 {
+		err = msgp.ErrShortBytes
+		return
+	}
+	copy(z.Trace, bts[:zb0005])
+	bts = bts[zb0005:]
+	var zb0006 uint32
+	zb0006, bts, err = msgp.ReadArrayHeaderBytes(bts)
+	if err != nil {
+		err = msgp.WrapError(err, "Chunks")
+		return
+	}
+	if zb0006 > zd587dfaflimitArrays {
+		err = msgp.ErrLimitExceeded
+		return
+	}
+	if cap(z.Chunks) >= int(zb0006) {
+		z.Chunks = (z.Chunks)[:zb0006]
+	} else {
+		z.Chunks = make([]uint64, zb0006)
 	}
 	for za0001 := range z.Chunks {
 		z.Chunks[za0001], bts, err = msgp.ReadUint64Bytes(bts)
@@ -176,7 +198,7 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Header) Msgsize() (s int) {
-	s = 1 + msgp.Uint8Size + msgp.Uint8Size + msgp.Uint32Size + msgp.Uint32Size + msgp.StringPrefixSize + len(z.Action) + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint8Size + msgp.StringPrefixSize + len(z.Error) + msgp.BytesPrefixSize + len(z.Args) + msgp.ArrayHeaderSize + (len(z.Chunks) * (msgp.Uint64Size))
+	s = 1 + msgp.Uint8Size + msgp.Uint8Size + msgp.Uint32Size + msgp.Uint32Size + msgp.StringPrefixSize + len(z.Action) + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint8Size + msgp.StringPrefixSize + len(z.Error) + msgp.BytesPrefixSize + len(z.Args) + msgp.BytesPrefixSize + len(z.Trace) + msgp.ArrayHeaderSize + (len(z.Chunks) * (msgp.Uint64Size))
 	return
 }
 
