@@ -201,30 +201,17 @@ func (r ticks) duration(t uint64) time.Duration {
 // the location and the event.
 func ProfileFromOTF2(a *OTF2Archive) (perLocality map[uint32]*Profile, combined *Profile, err error) {
 	res := ticks(a.Clock.TimerResolution)
-	guidRef, hasGUID := a.attributeRef("GUID")
 	wall := res.duration(a.Clock.TraceLength)
 	if a.Clock.TraceLength == 0 {
-		first, last, ok := a.span()
-		if ok {
+		if first, last, ok := a.span(); ok {
 			wall = res.duration(last - first)
 		}
 	}
-	type task struct {
-		region string
-		total  time.Duration
-	}
-	type open struct {
-		region uint32
-		enter  uint64
-		guid   uint64
-		hasID  bool
+	pieces, err := a.pieces()
+	if err != nil {
+		return nil, nil, fmt.Errorf("profile: %w", err)
 	}
 	perLocality = map[uint32]*Profile{}
-	tasks := map[uint32]map[uint64]*task{} // by locality, by GUID
-	var anon []struct {
-		loc uint32
-		t   task
-	}
 	for _, l := range a.Locations {
 		loc := uint32(l.ID >> 32)
 		p := perLocality[loc]
@@ -232,59 +219,40 @@ func ProfileFromOTF2(a *OTF2Archive) (perLocality map[uint32]*Profile, combined 
 			p = NewProfile()
 			p.Wall = wall
 			perLocality[loc] = p
-			tasks[loc] = map[uint64]*task{}
 		}
 		p.Lanes++
-		var stack []open
-		for i, ev := range a.Events[l.ID] {
-			switch ev.Kind {
-			case OTF2Enter:
-				o := open{region: ev.Region, enter: ev.Time}
-				if hasGUID {
-					o.guid, o.hasID = attrValue(ev.Attrs, guidRef)
-				}
-				stack = append(stack, o)
-			case OTF2Leave:
-				if len(stack) == 0 {
-					return nil, nil, fmt.Errorf("profile: location %d event %d: Leave of region %s with no region entered", l.ID, i, a.regionName(ev.Region))
-				}
-				o := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if o.region != ev.Region {
-					return nil, nil, fmt.Errorf("profile: location %d event %d: Leave of region %s, but %s was entered last", l.ID, i, a.regionName(ev.Region), a.regionName(o.region))
-				}
-				d := res.duration(ev.Time - o.enter)
-				if len(stack) == 0 {
-					p.Busy += d
-				}
-				name := a.regionText(o.region)
-				if !o.hasID {
-					anon = append(anon, struct {
-						loc uint32
-						t   task
-					}{loc, task{name, d}})
-					continue
-				}
-				t := tasks[loc][o.guid]
-				if t == nil {
-					t = &task{region: name}
-					tasks[loc][o.guid] = t
-				}
-				t.total += d
-			}
-		}
-		if len(stack) > 0 {
-			o := stack[len(stack)-1]
-			return nil, nil, fmt.Errorf("profile: location %d: region %s entered at %d and never left", l.ID, a.regionName(o.region), o.enter)
-		}
 	}
-	for loc, ts := range tasks {
-		for _, t := range ts {
-			perLocality[loc].Add(t.region, t.total)
-		}
+	type key struct {
+		loc  uint32
+		guid uint64
 	}
-	for _, x := range anon {
-		perLocality[x.loc].Add(x.t.region, x.t.total)
+	type task struct {
+		region string
+		total  time.Duration
+	}
+	tasks := map[key]*task{}
+	var order []key // tasks with a GUID, in the order they first ran
+	for _, pc := range pieces {
+		loc := uint32(pc.loc >> 32)
+		d := res.duration(pc.end - pc.start)
+		if pc.depth == 0 {
+			perLocality[loc].Busy += d
+		}
+		if !pc.hasGUID {
+			perLocality[loc].Add(a.regionText(pc.region), d)
+			continue
+		}
+		k := key{loc, pc.guid}
+		t := tasks[k]
+		if t == nil {
+			t = &task{region: a.regionText(pc.region)}
+			tasks[k] = t
+			order = append(order, k)
+		}
+		t.total += d
+	}
+	for _, k := range order {
+		perLocality[k.loc].Add(tasks[k].region, tasks[k].total)
 	}
 	combined = NewProfile()
 	combined.Wall = wall
@@ -292,6 +260,60 @@ func ProfileFromOTF2(a *OTF2Archive) (perLocality map[uint32]*Profile, combined 
 		combined.Merge(p)
 	}
 	return perLocality, combined, nil
+}
+
+// piece is one run of a region on a location: from an Enter to the
+// matching Leave.
+type piece struct {
+	loc          uint64
+	region       uint32
+	start, end   uint64 // ticks
+	depth        int    // regions open around it on its location
+	guid, parent uint64 // the Enter event's "GUID" and "Parent GUID"
+	hasGUID      bool
+	hasParent    bool
+}
+
+// pieces matches the Enter and Leave events of every location (in
+// location order, each location's pieces in the order they end). Leave
+// events that do not match and regions never left are errors naming the
+// location and the event.
+func (a *OTF2Archive) pieces() ([]piece, error) {
+	guidRef, hasGUIDAttr := a.attributeRef("GUID")
+	parentRef, hasParentAttr := a.attributeRef("Parent GUID")
+	var out []piece
+	for _, l := range a.Locations {
+		var stack []piece
+		for i, ev := range a.Events[l.ID] {
+			switch ev.Kind {
+			case OTF2Enter:
+				pc := piece{loc: l.ID, region: ev.Region, start: ev.Time, depth: len(stack)}
+				if hasGUIDAttr {
+					pc.guid, pc.hasGUID = attrValue(ev.Attrs, guidRef)
+				}
+				if hasParentAttr {
+					pc.parent, pc.hasParent = attrValue(ev.Attrs, parentRef)
+				}
+				stack = append(stack, pc)
+			case OTF2Leave:
+				if len(stack) == 0 {
+					return nil, fmt.Errorf("location %d event %d: Leave of region %s with no region entered", l.ID, i, a.regionName(ev.Region))
+				}
+				pc := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if pc.region != ev.Region {
+					return nil, fmt.Errorf("location %d event %d: Leave of region %s, but %s was entered last", l.ID, i, a.regionName(ev.Region), a.regionName(pc.region))
+				}
+				pc.end = max(ev.Time, pc.start)
+				out = append(out, pc)
+			}
+		}
+		if len(stack) > 0 {
+			pc := stack[len(stack)-1]
+			return nil, fmt.Errorf("location %d: region %s entered at %d and never left", l.ID, a.regionName(pc.region), pc.start)
+		}
+	}
+	return out, nil
 }
 
 // attributeRef is the reference of the attribute named name.
