@@ -1,0 +1,45 @@
+# Shared helpers of the benchmark sections (sourced, not run). bench/run.sh
+# exports the environment they rely on:
+#   tmp      a scratch directory of this section (removed afterwards)
+#   tessera  the tessera launcher, built from this tree
+#   REPS     repetitions of each measurement
+#   SUMMARY  a file: append rows of the report's summary table to it,
+#            "| Benchmark | Tessera | Baseline | Ratio | Target | Status |"
+# A section prints its part of the report (markdown, from a "## " heading)
+# on stdout and its progress on stderr.
+
+say() { printf '%s\n' "$*" >&2; }
+
+# field NAME KEY < results: the values of KEY on the RESULT lines of NAME
+# ("RESULT name=NAME key=value ...").
+field() { awk -v n="name=$1" -v k="$2=" '$1=="RESULT" && $2==n { for (i=3; i<=NF; i++) if (index($i, k)==1) print substr($i, length(k)+1) }'; }
+# median < numbers
+median() { sort -g | awk '{ a[NR]=$1 } END { if (NR==0) exit 1; if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+# ratios A B: line-by-line A/B of two files of numbers.
+ratios() { paste "$1" "$2" | awk '{ printf "%.4f\n", $1/$2 }'; }
+# fmt VALUE PRINTF-FORMAT
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
+# meets VALUE OP TARGET, OP one of <= >=: "**met**" or "**not met**".
+meets() { awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN { ok = (op=="<=") ? v<=t : v>=t; print ok ? "**met**" : "**not met**" }'; }
+# list FILE FORMAT: the numbers in FILE, formatted, comma-separated.
+list() { awk -v f="$2" '{ printf "%s" f, (NR>1 ? ", " : ""), $1 }' "$1"; }
+
+# apt_ensure CMD PACKAGE...: succeeds when CMD exists, installing the
+# Debian packages first when it does not and the script runs as root;
+# otherwise prints why not on stdout and fails.
+apt_ensure() {
+	local cmd=$1
+	shift
+	command -v "$cmd" >/dev/null 2>&1 && return 0
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		echo "$cmd is not installed, and the script is not root (or has no apt-get) to install $*"
+		return 1
+	fi
+	say "installing $* (apt-get install -y)"
+	local inst="DEBIAN_FRONTEND=noninteractive apt-get install -y -q $*"
+	if ! bash -c "$inst" >>"$tmp/apt.log" 2>&1 && ! { apt-get update -q >>"$tmp/apt.log" 2>&1 && bash -c "$inst" >>"$tmp/apt.log" 2>&1; }; then
+		echo "apt-get install -y $* failed ($(tail -n 1 "$tmp/apt.log" | tr -d '|`'))"
+		return 1
+	fi
+	command -v "$cmd" >/dev/null 2>&1 || { echo "$cmd still missing after installing $*"; return 1; }
+}

@@ -1,0 +1,357 @@
+#!/usr/bin/env bash
+# Section of `make bench`: the runtime spine — action round trip and payload
+# throughput against raw TCP, local tasks against goroutines, AGAS calls and
+# migration, and the collectives against Open MPI over TCP. Run by
+# bench/run.sh (see there for the protocol); uses bench/lib.sh.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+BENCHTIME=${BENCHTIME:-2x} # of the task benchmark
+
+# The measurements. Tessera and raw get the same flags.
+RTT_N=20000 RTT_WARM=2000 BW_N=128 BW_WARM=16 WINDOW=4
+PP_FLAGS=(-test 'rtt,bw' -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64 -bw-n "$BW_N" -bw-warmup "$BW_WARM" -bw-elems 1048576)
+TESSERA_FLAGS=(-window "$WINDOW")
+GOTEST=(go test -run '^$' -bench '^BenchmarkTasks$' -benchtime "$BENCHTIME" -count "$REPS" ./bench/)
+GOTEST_SHOWN="go test -run '^\$' -bench '^BenchmarkTasks\$' -benchtime $BENCHTIME -count $REPS ./bench/"
+
+say "building the spine benchmarks"
+go build -o "$tmp/pingpong" ./bench/pingpong
+go build -o "$tmp/collbench" ./bench/collbench
+go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
+pp="$tmp/pingpong"
+
+# tessera_job runs pingpong -mode tessera as a job of 2 localities on this
+# machine, started the way a user starts one (`tessera run -n 2`), and
+# prints locality 0's output.
+tessera_job() {
+	local rc=0
+	timeout 120 "$tessera" run -n 2 "$pp" -mode tessera "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "tessera job failed (exit $rc):"
+		sed 's/^/  /' "$tmp/err" >&2
+		return 1
+	fi
+	sed -n 's/^\[L0\] //p' "$tmp/out"
+}
+
+raw_run() { timeout 120 "$pp" -mode raw "$@"; }
+
+
+: >"$tmp/results"
+for ((r = 1; r <= REPS; r++)); do
+	say "pingpong repetition $r of $REPS"
+	if ((r % 2)); then
+		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
+		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+	else
+		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
+	fi
+done
+cat "$tmp/results" >&2
+
+field tessera_rtt us_per_rtt <"$tmp/results" >"$tmp/t_rtt"
+field raw_rtt us_per_rtt <"$tmp/results" >"$tmp/r_rtt"
+field tessera_bw gbps <"$tmp/results" >"$tmp/t_bw"
+field raw_bw gbps <"$tmp/results" >"$tmp/r_bw"
+t_rtt=$(median <"$tmp/t_rtt")
+r_rtt=$(median <"$tmp/r_rtt")
+rtt_ratio=$(ratios "$tmp/t_rtt" "$tmp/r_rtt" | median)
+t_bw=$(median <"$tmp/t_bw")
+r_bw=$(median <"$tmp/r_bw")
+bw_ratio=$(ratios "$tmp/t_bw" "$tmp/r_bw" | median)
+
+say "task benchmark: $GOTEST_SHOWN"
+"${GOTEST[@]}" | tee "$tmp/gotest" >&2
+awk '$1 ~ /^BenchmarkTasks/ { for (i=2; i<=NF; i++) {
+	if ($i=="tessera-ns/task") t=$(i-1); if ($i=="goroutine-ns/task") g=$(i-1); if ($i=="ratio") q=$(i-1) }
+	print t, g, q }' "$tmp/gotest" >"$tmp/tasks"
+[ -s "$tmp/tasks" ] || { say "no BenchmarkTasks results"; exit 1; }
+t_task=$(awk '{ print $1 }' "$tmp/tasks" | median)
+g_task=$(awk '{ print $2 }' "$tmp/tasks" | median)
+task_ratio=$(awk '{ print $3 }' "$tmp/tasks" | median)
+
+AGAS_TEST=(go test -run '^$' -bench '^BenchmarkAGAS' -benchtime 5x -count "$REPS" ./bench/)
+AGAS_SHOWN="go test -run '^\$' -bench '^BenchmarkAGAS' -benchtime 5x -count $REPS ./bench/"
+say "AGAS benchmarks: $AGAS_SHOWN"
+"${AGAS_TEST[@]}" | tee "$tmp/agastest" >&2
+# metric BENCH UNIT: that metric of every repetition of BENCH.
+metric() { awk -v b="$1" -v u="$2" '$1 ~ "^"b { for (i=2; i<=NF; i++) if ($i==u) print $(i-1) }' "$tmp/agastest"; }
+g_call=$(metric BenchmarkAGASCall gid-ns/call | median)
+l_call=$(metric BenchmarkAGASCall locality-ns/call | median)
+call_ratio=$(metric BenchmarkAGASCall ratio | median)
+resolve_ns=$(go test -run '^$' -bench '^BenchmarkResolveCached$' -count "$REPS" ./agas/ | awk '$1 ~ /^BenchmarkResolveCached/ { print $3 }' | median)
+m_ms=$(metric BenchmarkAGASMigrate64MiB migrate-ms | median)
+s_ms=$(metric BenchmarkAGASMigrate64MiB send-ms | median)
+mig_ratio=$(metric BenchmarkAGASMigrate64MiB ratio | median)
+
+# ---- Collectives: collbench on 4 localities against Open MPI over TCP ----
+MPICC=${MPICC:-mpicc}
+MPIRUN=${MPIRUN:-mpirun}
+COLL_N=2000 COLL_WARM=500 COLL_BIG_N=100 COLL_BIG_WARM=10
+COLL_FLAGS=(-n "$COLL_N" -warmup "$COLL_WARM" -big-n "$COLL_BIG_N" -big-warmup "$COLL_BIG_WARM")
+MPI_ARGS=("$COLL_N" "$COLL_WARM" "$COLL_BIG_N" "$COLL_BIG_WARM")
+MPIRUN_FLAGS=(--allow-run-as-root --oversubscribe -np 4 --mca btl self,tcp)
+
+have_mpi() { command -v "$MPICC" >/dev/null 2>&1 && command -v "$MPIRUN" >/dev/null 2>&1; }
+mpi_skip=""
+if ! have_mpi; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		say "installing Open MPI: apt-get install -y openmpi-bin libopenmpi-dev (log: $tmp/apt.log)"
+		apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >>"$tmp/apt.log" 2>&1; }
+		if ! apt_install && ! { apt-get update -q >>"$tmp/apt.log" 2>&1 && apt_install; }; then
+			tail -n 5 "$tmp/apt.log" | sed 's/^/  /' >&2
+			mpi_skip="\`apt-get install -y openmpi-bin libopenmpi-dev\` failed ($(tail -n 1 "$tmp/apt.log" | tr -d '|`'))"
+		elif ! have_mpi; then
+			mpi_skip="$MPICC or $MPIRUN still missing after installing openmpi-bin and libopenmpi-dev"
+		fi
+	else
+		mpi_skip="$MPICC or $MPIRUN is not installed, and the script is not root (or has no apt-get) to install Open MPI"
+	fi
+fi
+if [ -z "$mpi_skip" ] && ! "$MPICC" -O2 -o "$tmp/mpi_allreduce" bench/mpi/allreduce.c 2>"$tmp/mpicc.log"; then
+	sed 's/^/  /' "$tmp/mpicc.log" >&2
+	mpi_skip="\`$MPICC bench/mpi/allreduce.c\` failed"
+fi
+[ -z "$mpi_skip" ] || say "skipping the Open MPI baseline: $mpi_skip"
+
+# coll_job runs collbench as a job of 4 localities and prints locality 0's output.
+coll_job() {
+	local rc=0
+	timeout 120 "$tessera" run -n 4 "$tmp/collbench" "${COLL_FLAGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "collbench job failed (exit $rc):"
+		sed 's/^/  /' "$tmp/err" >&2
+		return 1
+	fi
+	sed -n 's/^\[L0\] //p' "$tmp/out"
+}
+# mpi_job runs the Open MPI program; a failure skips the baseline.
+mpi_job() {
+	[ -z "$mpi_skip" ] || return 0
+	local rc=0
+	timeout 120 "$MPIRUN" "${MPIRUN_FLAGS[@]}" "$tmp/mpi_allreduce" "${MPI_ARGS[@]}" >"$tmp/mpiout" 2>"$tmp/mpierr" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "mpirun failed (exit $rc):"
+		sed 's/^/  /' "$tmp/mpierr" "$tmp/mpiout" | tail -n 20 >&2
+		mpi_skip="\`mpirun ${MPIRUN_FLAGS[*]}\` failed (exit $rc)"
+		say "skipping the Open MPI baseline: $mpi_skip"
+		return 0
+	fi
+	cat "$tmp/mpiout"
+}
+
+: >"$tmp/coll"
+for ((r = 1; r <= REPS; r++)); do
+	say "collectives repetition $r of $REPS"
+	if ((r % 2)); then
+		mpi_job >>"$tmp/coll"
+		coll_job >>"$tmp/coll"
+	else
+		coll_job >>"$tmp/coll"
+		mpi_job >>"$tmp/coll"
+	fi
+done
+cat "$tmp/coll" >&2
+[ -z "$mpi_skip" ] || sed -i '/name=mpi_/d' "$tmp/coll" # a partial baseline is no baseline
+
+# coll_row LABEL NAME: the summary row of collective NAME; with TARGET_US set,
+# the one-double targets (absolute and against Open MPI) are checked.
+coll_row() {
+	local label=$1 name=$2 t_us t_gb m_us m_gb ratio big=$3
+	field "$name" us <"$tmp/coll" >"$tmp/c_$name.t"
+	field "$name" gbps <"$tmp/coll" >"$tmp/c_$name.tg"
+	field "mpi_$name" us <"$tmp/coll" >"$tmp/c_$name.m"
+	field "mpi_$name" gbps <"$tmp/coll" >"$tmp/c_$name.mg"
+	t_us=$(median <"$tmp/c_$name.t")
+	t_gb=$(median <"$tmp/c_$name.tg")
+	local tcell base rcell target status
+	if [ "$big" = big ]; then
+		tcell="$(fmt "$t_us" '%.0f') µs, $(fmt "$t_gb" '%.3f') GB/s"
+	else
+		tcell="$(fmt "$t_us" '%.1f') µs"
+	fi
+	if [ -s "$tmp/c_$name.m" ]; then
+		m_us=$(median <"$tmp/c_$name.m")
+		m_gb=$(median <"$tmp/c_$name.mg")
+		ratio=$(ratios "$tmp/c_$name.t" "$tmp/c_$name.m" | median)
+		if [ "$big" = big ]; then
+			base="$(fmt "$m_us" '%.0f') µs, $(fmt "$m_gb" '%.3f') GB/s (Open MPI over TCP)"
+		else
+			base="$(fmt "$m_us" '%.1f') µs (Open MPI over TCP)"
+		fi
+		rcell=$(fmt "$ratio" '%.2f')
+	else
+		base="— (Open MPI skipped)" rcell="—" ratio=""
+	fi
+	if [ "$big" = big ]; then
+		target="—" status="no target"
+	else
+		target="≤ 150 µs; ratio ≤ 1.5"
+		status="$(meets "$t_us" '<=' 150) (150 µs)"
+		if [ -n "$ratio" ]; then
+			status="$status, $(meets "$ratio" '<=' 1.5) (1.5x)"
+		else
+			status="$status; ratio not checked"
+		fi
+	fi
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$tcell" "$base" "$rcell" "$target" "$status"
+	if [ -n "$ratio" ]; then
+		say "$name: tessera $t_us us ($t_gb GB/s), open mpi $m_us us ($m_gb GB/s), time ratio $ratio"
+	else
+		say "$name: tessera $t_us us ($t_gb GB/s), open mpi skipped"
+	fi
+}
+coll_rows=$(
+	coll_row "AllReduce 1 double, 4 localities" allreduce1 small
+	coll_row "AllReduce 1 MiB, 4 localities" allreduce1mib big
+	coll_row "AllGather 1 MiB per locality, 4 localities" allgather1mib big
+)
+coll_reps() {
+	local label=$1 name=$2
+	if [ -s "$tmp/c_$name.m" ]; then
+		paste -d' ' "$tmp/c_$name.t" "$tmp/c_$name.m" | awk -v l="$label" '{ printf "| %s | %d | %.1f | %.1f | %.2f |\n", l, NR, $1, $2, $1/$2 }'
+	else
+		awk -v l="$label" '{ printf "| %s | %d | %.1f | — | — |\n", l, NR, $1 }' "$tmp/c_$name.t"
+	fi
+}
+if [ -z "$mpi_skip" ]; then
+	mpi_note="Open MPI: $("$MPIRUN" --version 2>/dev/null | head -n 1)."
+else
+	mpi_note="**The Open MPI baseline was skipped:** $mpi_skip."
+fi
+
+
+cat >>"$SUMMARY" <<EOF
+| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
+| 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
+| 1,000,000 empty tasks, Spawn + WhenAll, one locality | $(fmt "$t_task" '%.0f') ns/task | $(fmt "$g_task" '%.0f') ns/task (goroutine + channel each) | $(fmt "$task_ratio" '%.2f') | ≤ 2 | $(meets "$task_ratio" '<=' 2) |
+| Call through a GID (owner cached), 2 localities over TCP | $(fmt "$g_call" '%.0f') ns/call | $(fmt "$l_call" '%.0f') ns/call (same call through a locality id) | $(fmt "$call_ratio" '%.2f') | ≤ 1.1 | $(meets "$call_ratio" '<=' 1.1) |
+| Migration of a 64 MiB tile, 2 localities over TCP | $(fmt "$m_ms" '%.1f') ms | $(fmt "$s_ms" '%.1f') ms (64 MiB as an action argument) | $(fmt "$mig_ratio" '%.2f') | ≤ 1.3 | $(meets "$mig_ratio" '<=' 1.3) |
+$coll_rows
+EOF
+
+cat <<EOF
+
+GB/s is 10⁹ bytes of payload per second. For the collectives the ratio is
+Tessera's time per operation over Open MPI's (above 1: Tessera is slower),
+and GB/s is the bytes each locality contributes over the time per operation.
+
+## Action round trip and payload throughput: 2 processes over TCP
+
+### Action round trip
+
+Locality 0 calls an action on locality 1 that returns its 64-byte \`[]byte\`
+argument, and waits for the reply before the next call: $(list "$tmp/t_rtt" %.1f) µs per round trip.
+The baseline is two processes of plain Go on one TCP connection with
+TCP_NODELAY: the client writes 64 bytes and blocks reading the 64 echoed back:
+$(list "$tmp/r_rtt" %.1f) µs. Both warm up with $RTT_WARM round trips and time $RTT_N.
+
+    # Tessera: two localities of one job (tessera run gives each GOMAXPROCS=cores/2)
+    tessera run -n 2 pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]}
+    # baseline: starts its peer as a child process
+    pingpong -mode raw ${PP_FLAGS[*]}
+
+Where the round trip goes (measured once, by hand, not by this script:
+\`perf stat -e task-clock,context-switches\` around each process of a
+50,000-round-trip run, GOMAXPROCS=1 per locality as \`tessera run -n 2\`
+sets it on 2 cores): each Tessera locality spent about 17 µs of CPU per
+round trip against about 9 µs per side for the raw ping-pong, with about
+the same number of context switches (1.5 against 1.3 per side). The
+runtime blocks (it does not poll): the reader goroutine hands each call to
+a task and each reply to the waiting task — one goroutine switch per side
+that the raw program does not make — and the rest is spread over
+allocations (about 25 per round trip), header encoding and locks. A
+busy-poll progress mode and a lighter serve path are the open levers.
+
+### Payload throughput
+
+Locality 0 calls an action on locality 1 taking a \`[]float64\` of 1Mi
+elements (8 MiB) and returning its length, with $WINDOW calls in flight; $BW_WARM calls
+warm up, $BW_N are timed until the last reply: $(list "$tmp/t_bw" %.2f) GB/s.
+The baseline writes 8 MiB blocks on one TCP connection to a process that
+reads them into one reused buffer and acknowledges the end with one byte:
+$(list "$tmp/r_bw" %.2f) GB/s. Same commands as above (one run measures both).
+
+## Local tasks
+
+\`BenchmarkTasks\` in \`bench/tasks_test.go\`: on a runtime of one locality
+(\`runtime.StartLocal\`, lanes = GOMAXPROCS), a root task spawns 1,000,000
+empty tasks with \`runtime.Spawn\` and waits on \`WhenAll\` of their futures;
+the baseline starts 1,000,000 goroutines, each sending on a channel of its
+own, and receives from each. Each benchmark iteration runs one round of
+both, alternating which goes first, each after a GC.
+
+    $GOTEST_SHOWN
+
+| Repetition | Tessera ns/task | Goroutine ns/task | Ratio |
+|---|---|---|---|
+$(awk '{ printf "| %d | %.0f | %.0f | %.2f |\n", NR, $1, $2, $3 }' "$tmp/tasks")
+
+## AGAS
+
+\`BenchmarkAGASCall\` and \`BenchmarkAGASMigrate64MiB\` in
+\`bench/agas_test.go\` run two localities in one process joined over
+loopback TCP (the same parcelport and handshake as separate processes).
+The first times 5,000 sequential calls of a method on an object that lives
+on locality 1, through its GID with the owner in locality 0's cache, and
+5,000 calls of an action doing the same work through the locality id,
+alternating one by one so that the host's drift falls on both alike. The
+second migrates a component holding 64 MiB of float64 (sent as one raw
+chunk) back and forth between the localities, against one call carrying a
+64 MiB \`[]float64\` argument. Both alternate which goes first.
+
+    $AGAS_SHOWN
+
+Finding the owner of a cached GID (\`BenchmarkResolveCached\` in
+\`agas/\`, a lock and two map lookups) costs $(fmt "$resolve_ns" '%.0f') ns:
+
+    go test -run '^\$' -bench '^BenchmarkResolveCached\$' -count $REPS ./agas/
+
+## Collectives
+
+\`bench/collbench\` is a Tessera SPMD program run as 4 localities on this
+machine (\`tessera run -n 4\`, so GOMAXPROCS=1 each on 2 cores), with one
+\`runtime.Communicator\` over all of them. Every locality runs each
+measurement: a Barrier, warm-up operations, a Barrier, then operations back
+to back, each waited for before the next; locality 0 times them.
+AllReduce (sum) of one float64: $COLL_WARM warm-up, $COLL_N timed; AllReduce (sum) of 1 MiB
+(131,072 float64) and AllGather of 1 MiB per locality (4 MiB result):
+$COLL_BIG_WARM warm-up, $COLL_BIG_N timed. From 64 KiB on both take the ring
+algorithms (reduce-scatter + all-gather; ring all-gather), below it recursive
+doubling and Bruck.
+
+The baseline, \`bench/mpi/allreduce.c\`, does the same with
+\`MPI_Allreduce\` and \`MPI_Allgather\` under Open MPI with the TCP transport
+only (no shared memory), 4 ranks on the same 2 cores. $mpi_note
+
+    # Tessera
+    tessera run -n 4 collbench ${COLL_FLAGS[*]}
+    # Open MPI (installed by the script as root when missing: apt-get install openmpi-bin libopenmpi-dev)
+    mpicc -O2 -o allreduce bench/mpi/allreduce.c
+    mpirun ${MPIRUN_FLAGS[*]} ./allreduce ${MPI_ARGS[*]}
+
+| Measurement | Repetition | Tessera µs | Open MPI µs | Ratio |
+|---|---|---|---|---|
+$(coll_reps "AllReduce 1 double" allreduce1
+coll_reps "AllReduce 1 MiB" allreduce1mib
+coll_reps "AllGather 1 MiB" allgather1mib)
+
+### Profiling the runtime
+
+\`pingpong -cpuprofile FILE\` writes a CPU profile and \`pingpong -trace FILE\`
+a Go execution trace, one per process: \`FILE.L0\` and \`FILE.L1\` for the
+Tessera localities, \`FILE.client\` and \`FILE.rtt.server\` or
+\`FILE.bw.server\` for the baseline. \`-test rtt\` or \`-test bw\` runs one
+measurement; \`-rtt-n\` and \`-bw-n\` lengthen it. Read profiles with
+\`go tool pprof -top\`; \`go tool trace -d=parsed FILE\` lists every goroutine
+wake-up with the stack that caused it, which is where round-trip latency
+goes. For the task benchmark, add \`-cpuprofile FILE\` to the \`go test\`
+command.
+EOF
+say "rtt: tessera $t_rtt us, raw $r_rtt us, ratio $rtt_ratio (target <= 1.5)"
+say "bw: tessera $t_bw GB/s, raw $r_bw GB/s, ratio $bw_ratio (target >= 0.8)"
+say "tasks: tessera $t_task ns, goroutine $g_task ns, ratio $task_ratio (target <= 2)"
+say "agas call: gid $g_call ns, locality $l_call ns, ratio $call_ratio (target <= 1.1)"
+say "agas migrate: $m_ms ms, send $s_ms ms, ratio $mig_ratio (target <= 1.3)"
