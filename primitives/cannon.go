@@ -1,0 +1,123 @@
+package primitives
+
+import (
+	"context"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// cannon computes this locality's tile of out = A·B by Cannon's algorithm
+// on the q x q grid of p (see CannonProduct): locality (i, j) = i*q+j
+// multiplies A(i, k) by B(k, j) for k = i+j+s mod q at step s = 0..q-1.
+// Tiles travel over a Channel named base, under tag 2s (A) and 2s+1 (B)
+// for the tiles of step s.
+func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out *Array) error {
+	q := p.ga.r()
+	me := e.Locality()
+	i, j := me/q, me%q
+	at := func(i, j int) int { return ((i%q+q)%q)*q + (j%q+q)%q }
+	mi, nj := p.ga.rows[i].Len(), p.gb.cols[j].Len()
+	c := general(mi, nj, nj, out.data)
+
+	curA, curB := e.ownedTile(p.x), e.ownedTile(p.y)
+	defer func() { curA.release(); curB.release() }()
+	if q == 1 {
+		k := p.ga.cols[0].Len()
+		gemmAdd(general(mi, k, k, curA.data), general(k, nj, nj, curB.data), c)
+		return nil
+	}
+	ch, err := runtime.NewChannel(e.rt, base, nil)
+	if err != nil {
+		return e.wrap(op, err)
+	}
+	defer ch.Close()
+
+	// The initial skew: A(i, j) goes to (i, j-i), B(i, j) to (i-j, j); A(i,
+	// i+j) comes from (i, i+j), B(i+j, j) from (i+j, j).
+	sk := e.shift(ctx, ch, 0, &curA, &curB, at(i, j-i), at(i-j, j), at(i, j+i), at(i+j, j))
+	if err := sk.wait(ctx, &curA, &curB); err != nil {
+		return e.wrap(op, err)
+	}
+	for s := range q {
+		var next *shifting
+		if s+1 < q {
+			// Step s+1's tiles travel during step s's multiply: A to the
+			// left, B up.
+			next = e.shift(ctx, ch, uint64(s+1), &curA, &curB, at(i, j-1), at(i-1, j), at(i, j+1), at(i+1, j))
+		}
+		k := (i + j + s) % q
+		kw := p.ga.cols[k].Len()
+		if len(curA.data) != mi*kw || len(curB.data) != kw*nj {
+			return e.errorf(op, "step %d of Cannon on a %dx%d grid: got a tile of %s of %d elements and a tile of %s of %d elements, want %dx%d and %dx%d",
+				s, q, q, p.x.Name(), len(curA.data), p.y.Name(), len(curB.data), mi, kw, kw, nj)
+		}
+		gemmAdd(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c)
+		if next != nil {
+			if err := next.wait(ctx, &curA, &curB); err != nil {
+				return e.wrap(op, err)
+			}
+		}
+	}
+	return nil
+}
+
+// shifting is one exchange of Cannon: this locality's tiles of A and B on
+// their way to their next holders and the ones it gets in their place.
+type shifting struct {
+	e            *Env
+	sent         []*runtime.Future[struct{}]
+	getA, getB   *runtime.Future[[]float64]
+	keepA, keepB bool // the tile stays here (the skew of row or column 0)
+}
+
+// shift sends *a to locality toA and *b to toB and asks for the tiles
+// fromA and fromB send, all under step's tags. A tile whose destination
+// is this locality stays.
+func (e *Env) shift(ctx context.Context, ch *runtime.Channel, step uint64, a, b *inFlight, toA, toB, fromA, fromB int) *shifting {
+	me := e.Locality()
+	sh := &shifting{e: e, keepA: toA == me, keepB: toB == me}
+	if !sh.keepA {
+		sh.sent = append(sh.sent, ch.Set(ctx, toA, 2*step, a.data))
+		sh.getA = ch.Get(ctx, fromA, 2*step)
+	}
+	if !sh.keepB {
+		sh.sent = append(sh.sent, ch.Set(ctx, toB, 2*step+1, b.data))
+		sh.getB = ch.Get(ctx, fromB, 2*step+1)
+	}
+	return sh
+}
+
+// wait waits for the exchange and puts the new tiles in *a and *b,
+// releasing (and recycling) the ones sent.
+func (sh *shifting) wait(ctx context.Context, a, b *inFlight) error {
+	for _, f := range sh.sent {
+		if _, err := f.Get(ctx); err != nil {
+			return err
+		}
+	}
+	for _, x := range []struct {
+		keep bool
+		get  *runtime.Future[[]float64]
+		cur  *inFlight
+	}{{sh.keepA, sh.getA, a}, {sh.keepB, sh.getB, b}} {
+		if x.keep {
+			continue
+		}
+		v, err := x.get.Get(ctx)
+		if err != nil {
+			return err
+		}
+		sh.e.recycle(x.cur)
+		*x.cur = sh.e.counted(v)
+	}
+	return nil
+}
+
+// recycle releases f and hands its memory back to the runtime for the
+// next message of its size, if the product received or allocated it.
+func (e *Env) recycle(f *inFlight) {
+	if f.own && len(f.data) > 0 {
+		e.rt.Recycle(f.data)
+	}
+	f.release()
+}
