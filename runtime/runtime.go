@@ -37,6 +37,9 @@ type Config struct {
 	Registry *Registry    // the actions; nil: none
 	Lanes    int          // worker lanes; 0: GOMAXPROCS
 	Observer TaskObserver // watches tasks; nil: nobody
+	// Trace switches the tracer on; the fields left zero come from
+	// TESSERA_TRACE and the like (tracing.go).
+	Trace TraceConfig
 	Logger   *slog.Logger // nil: slog.Default()
 
 	RecycleBytes      int           // memory kept for reuse by Recycle; 0: DefaultRecycleBytes, <0: none
@@ -97,6 +100,7 @@ type Runtime struct {
 	recycle recycler
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
+	tracing *tracing      // nil: not tracing (tracing.go)
 }
 
 type pendingCall struct {
@@ -118,6 +122,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.Trace.loadEnv(os.Getenv); err != nil {
+		return nil, err
+	}
 	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger,
 		pending: make(map[uint64]*pendingCall)}
 	rt.log = rt.log.With("locality", rt.here)
@@ -127,6 +134,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.ctx, rt.cancel = context.WithCancelCause(context.Background())
 	rt.told = make(chan struct{})
+	if err := rt.startTracing(&cfg); err != nil {
+		return nil, err
+	}
 	rt.sched = newScheduler(rt.ctx, rt.here, cfg.Lanes, cfg.Observer)
 	rt.sched.rt = rt
 	rt.ctl.init(rt.n)
@@ -137,6 +147,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.port = port
+	rt.startSampler()
 	sctx, cancel := context.WithTimeoutCause(ctx, cfg.StartTimeout,
 		fmt.Errorf("runtime: locality %d: start barrier not passed within %v", rt.here, cfg.StartTimeout))
 	defer cancel()
@@ -431,4 +442,5 @@ func (rt *Runtime) shutdown(cause error) {
 		rt.port.Close()
 	}
 	rt.sched.close()
+	rt.stopTracing()
 }

@@ -172,6 +172,9 @@ func ReadOTF2(anchorPath string) (*OTF2Archive, error) {
 		if skipped > 0 {
 			a.Skipped[p] = skipped
 		}
+		if err := applyRegionMapping(strings.TrimSuffix(p, ".evt")+".def", a.Anchor.DefChunkSize, evs); err != nil {
+			return nil, fmt.Errorf("otf2: location %d: %w", l.ID, err)
+		}
 		a.Events[l.ID] = evs
 	}
 	return a, nil
@@ -431,10 +434,8 @@ func ReadOTF2Events(data []byte, chunkSize uint64, loc uint64) ([]OTF2Event, int
 					ev.Metric = r.u32c()
 					n := int(r.u8())
 					ev.Values = make([]OTF2MetricValue, n)
-					for i := range ev.Values {
+					for i := range ev.Values { // type and value, by pairs
 						ev.Values[i].Type = OTF2Type(r.u8())
-					}
-					for i := range ev.Values {
 						ev.Values[i].Value = r.u64c()
 					}
 					if r.err != nil {

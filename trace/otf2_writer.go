@@ -598,11 +598,8 @@ func (e *OTF2EventWriter) Metric(t uint64, metric uint32, values ...OTF2MetricVa
 	}
 	est := estU32 + estU8 + len(values)*(estU8+estU64)
 	p := append(appendU32c(nil, metric), byte(len(values)))
-	for _, v := range values {
-		p = append(p, byte(v.Type))
-	}
-	for _, v := range values {
-		p = appendU64c(p, v.Value)
+	for _, v := range values { // type and value, by pairs
+		p = appendU64c(append(p, byte(v.Type)), v.Value)
 	}
 	return e.event(t, nil, recordEstimate(est), appendRecord(nil, otf2EvtMetric, est, p))
 }
