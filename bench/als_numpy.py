@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""NumPy baseline of examples/als: implicit-feedback ALS on one process.
+
+The same algorithm as the Tessera example, in its strongest NumPy form:
+each user's normal equations are built from the user's rated items only,
+
+    (YtY + reg I + Yu^T diag(alpha r_u) Yu) x_u = Yu^T (1 + alpha r_u)
+
+(YtY computed once per half-step, Yu the rated rows of Y), never a dense
+items x items diagonal, and solved with numpy.linalg.solve; items likewise.
+It reads the same MovieLens file (ids mapped to dense indices in ascending
+order), starts from the same Y (random_d's counter-based generator,
+reproduced below), and prints the same loss, so the two runs can be checked
+against each other line by line.
+
+    python3 bench/als_numpy.py ratings.csv --factors 40 --iterations 5
+
+Prints "iteration k/K: S s, loss L" per iteration and a final line
+"RESULT name=als_numpy seconds=S" with the time of the iterations alone
+(not the file reading), which is what bench/sections compare.
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+
+def splitmix64(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def random_uniform(seed, n):
+    """Elements 0..n-1 of random_d with this seed (primitives.Random)."""
+    with np.errstate(over="ignore"):
+        s = splitmix64(np.array([seed], dtype=np.uint64))[0]
+        i = np.arange(n, dtype=np.uint64)
+        z = splitmix64(s + (i + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def read_ratings(path):
+    data = np.loadtxt(path, delimiter=",", skiprows=1, usecols=(0, 1, 2))
+    users, u = np.unique(data[:, 0].astype(np.int64), return_inverse=True)
+    items, i = np.unique(data[:, 1].astype(np.int64), return_inverse=True)
+    return len(users), len(items), u, i, data[:, 2]
+
+
+def by_row(rows, cols, vals, n):
+    """Per row: its column indices (ascending) and values."""
+    order = np.lexsort((cols, rows))
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    bounds = np.searchsorted(rows, np.arange(n + 1))
+    return [(cols[bounds[r]:bounds[r + 1]], vals[bounds[r]:bounds[r + 1]]) for r in range(n)]
+
+
+def solve(rows, other, reg, alpha):
+    f = other.shape[1]
+    base = other.T @ other + reg * np.eye(f)
+    out = np.empty((len(rows), f))
+    for r, (cols, vals) in enumerate(rows):
+        o = other[cols]
+        c = alpha * vals
+        a = base + (o.T * c) @ o
+        b = o.T @ (1.0 + c)
+        out[r] = np.linalg.solve(a, b)
+    return out
+
+
+def loss(user_rows, x, y, reg, alpha):
+    total = np.sum((x.T @ x) * (y.T @ y))
+    for u, (cols, vals) in enumerate(user_rows):
+        s = y[cols] @ x[u]
+        total += np.sum(1.0 - 2.0 * s + alpha * vals * (1.0 - s) ** 2)
+    return total + reg * (np.sum(x * x) + np.sum(y * y))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("ratings")
+    p.add_argument("--factors", type=int, default=40)
+    p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--regularization", type=float, default=0.1)
+    p.add_argument("--alpha", type=float, default=40.0)
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args()
+
+    n_users, n_items, u, i, r = read_ratings(a.ratings)
+    user_rows = by_row(u, i, r, n_users)
+    item_rows = by_row(i, u, r, n_items)
+    y = random_uniform(a.seed, n_items * a.factors).reshape(n_items, a.factors)
+    print(f"als_numpy: {n_users} users x {n_items} items, {len(r)} ratings, {a.factors} factors")
+    start = time.perf_counter()
+    for k in range(1, a.iterations + 1):
+        t0 = time.perf_counter()
+        x = solve(user_rows, y, a.regularization, a.alpha)
+        y = solve(item_rows, x, a.regularization, a.alpha)
+        l = loss(user_rows, x, y, a.regularization, a.alpha)
+        print(f"iteration {k}/{a.iterations}: {time.perf_counter() - t0:.3f} s, loss {l:.10g}")
+    print(f"RESULT name=als_numpy seconds={time.perf_counter() - start:.4f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
