@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// synthetic describes a generated ratings matrix: users x items with about
+// density*items ratings per user.
+type synthetic struct {
+	users, items int
+	density      float64
+	seed         uint64
+}
+
+// parseSynthetic parses "USERS,ITEMS,DENSITY".
+func parseSynthetic(s string, seed uint64) (synthetic, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return synthetic{}, fmt.Errorf("--synthetic %q: want USERS,ITEMS,DENSITY", s)
+	}
+	u, err1 := strconv.Atoi(strings.TrimSpace(parts[0]))
+	i, err2 := strconv.Atoi(strings.TrimSpace(parts[1]))
+	d, err3 := strconv.ParseFloat(strings.TrimSpace(parts[2]), 64)
+	switch {
+	case err1 != nil || u < 1:
+		return synthetic{}, fmt.Errorf("--synthetic %q: USERS must be a positive integer", s)
+	case err2 != nil || i < 1:
+		return synthetic{}, fmt.Errorf("--synthetic %q: ITEMS must be a positive integer", s)
+	case err3 != nil || !(d > 0 && d <= 0.5):
+		return synthetic{}, fmt.Errorf("--synthetic %q: DENSITY must be in (0, 0.5]", s)
+	}
+	return synthetic{users: u, items: i, density: d, seed: seed}, nil
+}
+
+// rng is splitmix64: a small generator seeded per user, so that a user's
+// ratings depend on the seed and the user alone, never on the number of
+// localities.
+type rng struct{ s uint64 }
+
+func (r *rng) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// float returns a uniform value in [0, 1).
+func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
+
+// popularity returns the cumulative distribution of item choices: item i
+// is chosen with weight 1/(i+10)^0.8, a long-tailed popularity like that
+// of real ratings (a few items rated by many users, most by few).
+func popularity(items int) []float64 {
+	cdf := make([]float64, items)
+	sum := 0.0
+	for i := range cdf {
+		sum += math.Pow(float64(i+10), -0.8)
+		cdf[i] = sum
+	}
+	for i := range cdf {
+		cdf[i] /= sum
+	}
+	return cdf
+}
+
+// userRatings returns user u's ratings: a number of items drawn around
+// density*items (exponentially spread, at least one), chosen by
+// popularity without repetition, each with a rating from 1 to 5; sorted by
+// item.
+func (g synthetic) userRatings(u int, cdf []float64, items []int32, vals []float64) ([]int32, []float64) {
+	r := rng{s: g.seed ^ (uint64(u)+1)*0xd1b54a32d192ed03}
+	mean := g.density * float64(g.items)
+	k := int(math.Round(-mean * math.Log(1-r.float())))
+	k = max(1, min(k, g.items/2+1, g.items))
+	items, vals = items[:0], vals[:0]
+	for len(items) < k {
+		i := int32(min(draw(cdf, r.float()), g.items-1))
+		if slices.Contains(items, i) {
+			continue
+		}
+		items = append(items, i)
+	}
+	slices.Sort(items)
+	// The cumulative distribution of the ratings 1 to 5: the shape of
+	// MovieLens, where most ratings are 3 or 4.
+	levels := [5]float64{0.06, 0.17, 0.44, 0.78, 1}
+	for range items {
+		x := r.float()
+		level := 0
+		for level < 4 && x >= levels[level] {
+			level++
+		}
+		vals = append(vals, float64(level+1))
+	}
+	return items, vals
+}
+
+// draw returns the first index of cdf whose value is not below x.
+func draw(cdf []float64, x float64) int {
+	i, _ := slices.BinarySearch(cdf, x)
+	return i
+}
+
+// generate makes this locality's share of the synthetic ratings: it
+// generates its own users' rows and sends every rating to the owner of
+// its item. Ids are index + 1.
+func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, here, parts int) (*ratings, error) {
+	if g.users < parts || g.items < parts {
+		return nil, fmt.Errorf("--synthetic %d users and %d items cannot be split over %d localities", g.users, g.items, parts)
+	}
+	cdf := popularity(g.items)
+	u0, u1 := span(g.users, parts, here)
+	var local []triple
+	var items []int32
+	var vals []float64
+	for u := u0; u < u1; u++ {
+		items, vals = g.userRatings(u, cdf, items, vals)
+		for j, i := range items {
+			local = append(local, triple{user: int32(u), item: i, rating: vals[j]})
+		}
+	}
+	byUser, byItem, err := distribute(ctx, comm, here, parts, g.users, g.items, local,
+		func(u, i int32) (int64, int64) { return int64(u) + 1, int64(i) + 1 })
+	if err != nil {
+		return nil, err
+	}
+	return &ratings{users: g.users, items: g.items, byUser: byUser, byItem: byItem,
+		userIDs: sequence(g.users), itemIDs: sequence(g.items)}, nil
+}
+
+// sequence returns the ids 1..n.
+func sequence(n int) []int64 {
+	ids := make([]int64, n)
+	for j := range ids {
+		ids[j] = int64(j + 1)
+	}
+	return ids
+}
+
+// writeCSV writes the synthetic ratings as a MovieLens ratings file
+// (userId,movieId,rating,timestamp) with movie ids spread out (3i+1) as
+// in real files, where ids have gaps.
+func (g synthetic) writeCSV(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "userId,movieId,rating,timestamp")
+	cdf := popularity(g.items)
+	var items []int32
+	var vals []float64
+	for u := range g.users {
+		items, vals = g.userRatings(u, cdf, items, vals)
+		for j, i := range items {
+			fmt.Fprintf(w, "%d,%d,%.1f,%d\n", u+1, 3*int(i)+1, vals[j], 1500000000+u*100+j)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
