@@ -29,6 +29,8 @@ type scenario func(ctx context.Context, e *primitives.Env) error
 func main() {
 	scenarios := map[string]scenario{
 		"elementwise": elementwise,
+		"csvconv1d":   csvConv1D,
+		"csverrors":   csvErrors,
 	}
 	names := make([]string, 0, len(scenarios))
 	for n := range scenarios {
