@@ -163,6 +163,15 @@ func (p *Profile) WriteCSV(w io.Writer, locality string) error {
 	if err := cw.Write(profileCSVHeader); err != nil {
 		return err
 	}
+	if err := p.csvRows(cw, locality); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvRows writes the rows of WriteCSV.
+func (p *Profile) csvRows(cw *csv.Writer, locality string) error {
 	ns := func(d time.Duration) string { return strconv.FormatInt(int64(d), 10) }
 	for _, n := range p.sorted() {
 		s := p.Regions[n]
@@ -171,8 +180,7 @@ func (p *Profile) WriteCSV(w io.Writer, locality string) error {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return nil
 }
 
 // ticks converts between an archive's timer ticks and durations.

@@ -11,6 +11,9 @@ const usage = `usage: tessera <command> [arguments]
 Commands:
   run -n N [--grace D] [--] prog [args...]
         start N localities of the SPMD program prog on this machine
+  trace summary|export|check ARCHIVE
+        read a run's OTF2 trace: profile and utilisation, Perfetto
+        export, consistency check (tessera trace help)
   info  print the version, build and platform
   help  print this text
 
@@ -36,6 +39,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(args[1:], stdout, stderr)
 	case "info":
 		return cmdInfo(args[1:], stdout, stderr)
+	case "trace":
+		return cmdTrace(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
