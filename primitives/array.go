@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
+	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -18,6 +21,11 @@ import (
 type Array struct {
 	ann  annotate.Annotation
 	data []float64
+
+	env      *Env                      // that made it
+	gid      agas.GID                  // the tile's AGAS component
+	named    *runtime.Future[struct{}] // its AGAS name's registration
+	released atomic.Bool               // by this locality (Release)
 }
 
 // Layout says how a new array is named and cut into tiles.
@@ -92,7 +100,7 @@ func NewArray(e *Env, shape []int, l Layout, local []float64) (*Array, error) {
 	if want := ann.Local().Halo.Size(); len(local) != want {
 		return nil, e.errorf("NewArray", "array %s: tile %v holds %d elements, got %d", ann.FullName(), ann.Local().Halo, want, len(local))
 	}
-	return &Array{ann: ann, data: local}, nil
+	return e.newArray("NewArray", ann, local)
 }
 
 // FromGlobal returns this locality's part of a new array of the given
@@ -106,10 +114,10 @@ func FromGlobal(e *Env, shape []int, l Layout, global []float64) (*Array, error)
 	if want := annotate.WholeBlock(shape).Size(); len(global) != want {
 		return nil, e.errorf("FromGlobal", "array %s of shape %v has %d elements, got %d", ann.FullName(), shape, want, len(global))
 	}
-	a := &Array{ann: ann, data: make([]float64, ann.Local().Halo.Size())}
 	h := ann.Local().Halo
-	walk(shape, h, h, func(local, g int) { a.data[local] = global[g] })
-	return a, nil
+	data := make([]float64, h.Size())
+	walk(shape, h, h, func(local, g int) { data[local] = global[g] })
+	return e.newArray("FromGlobal", ann, data)
 }
 
 // Annotation returns a copy of the array's annotation.

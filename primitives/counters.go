@@ -3,7 +3,7 @@ package primitives
 import "sync/atomic"
 
 // Counters are one locality's figures of array traffic and array memory,
-// since its Env was made (Env.Counters).
+// since its first Env was made (Env.Counters).
 type Counters struct {
 	// BytesFetched is the bytes of remote blocks this locality received
 	// (Fetch, Retile, Dot); BlocksFetched counts those blocks.
@@ -26,21 +26,21 @@ type counters struct {
 // Counters returns a snapshot of the Env's counters.
 func (e *Env) Counters() Counters {
 	return Counters{
-		BytesFetched:   e.ctr.bytesFetched.Load(),
-		BlocksFetched:  e.ctr.blocksFetched.Load(),
-		BytesServed:    e.ctr.bytesServed.Load(),
-		LiveArrayBytes: e.ctr.live.Load(),
-		PeakArrayBytes: e.ctr.peak.Load(),
+		BytesFetched:   e.tiles.ctr.bytesFetched.Load(),
+		BlocksFetched:  e.tiles.ctr.blocksFetched.Load(),
+		BytesServed:    e.tiles.ctr.bytesServed.Load(),
+		LiveArrayBytes: e.tiles.ctr.live.Load(),
+		PeakArrayBytes: e.tiles.ctr.peak.Load(),
 	}
 }
 
 // track adds bytes (negative when memory is released) to LiveArrayBytes
 // and raises PeakArrayBytes to the new value if it is higher.
 func (e *Env) track(bytes int64) {
-	live := e.ctr.live.Add(bytes)
+	live := e.tiles.ctr.live.Add(bytes)
 	for {
-		p := e.ctr.peak.Load()
-		if live <= p || e.ctr.peak.CompareAndSwap(p, live) {
+		p := e.tiles.ctr.peak.Load()
+		if live <= p || e.tiles.ctr.peak.CompareAndSwap(p, live) {
 			return
 		}
 	}

@@ -21,15 +21,16 @@ func Map(ctx context.Context, e *Env, a *runtime.Future[*Array], fn func(x float
 }
 
 func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn func(x float64) float64) *runtime.Future[*Array] {
+	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
-		if x == nil {
-			return nil, e.errorf(op, "nil array")
+		if err := x.live(e, op); err != nil {
+			return nil, err
 		}
-		out := &Array{ann: x.ann.Next(), data: make([]float64, len(x.data))}
+		data := make([]float64, len(x.data))
 		for i, v := range x.data {
-			out.data[i] = fn(v)
+			data[i] = fn(v)
 		}
-		return out, nil
+		return e.newArray(op, derivedAnnotation(k, x), data)
 	})
 }
 
@@ -40,22 +41,26 @@ func Map2(ctx context.Context, e *Env, a, b *runtime.Future[*Array], fn func(x, 
 }
 
 func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
+	k := e.derive()
 	return runtime.Dataflow2(ctx, func(_ context.Context, x, y *Array) (*Array, error) {
 		if err := conformable(e, op, x, y); err != nil {
 			return nil, err
 		}
-		out := &Array{ann: x.ann.Next(), data: make([]float64, len(x.data))}
+		data := make([]float64, len(x.data))
 		for i, v := range x.data {
-			out.data[i] = fn(v, y.data[i])
+			data[i] = fn(v, y.data[i])
 		}
-		return out, nil
+		return e.newArray(op, derivedAnnotation(k, x, y), data)
 	}, a, b)
 }
 
 // conformable checks that x and y have the same shape and tiling.
 func conformable(e *Env, op string, x, y *Array) error {
-	if x == nil || y == nil {
-		return e.errorf(op, "nil array")
+	if err := x.live(e, op); err != nil {
+		return err
+	}
+	if err := y.live(e, op); err != nil {
+		return err
 	}
 	if !slices.Equal(x.ann.Tiling.Shape, y.ann.Tiling.Shape) {
 		return e.errorf(op, "arrays %s of shape %v and %s of shape %v are not conformable: want the same shape",

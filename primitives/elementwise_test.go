@@ -14,6 +14,7 @@ import (
 func TestElementwise(t *testing.T) {
 	forLocalities(t, func(t *testing.T, n int) {
 		runJob(t, n, func(ctx context.Context, e *Env) error {
+			iter := 0
 			for _, shape := range testShapes {
 				for _, l := range layouts(shape, n) {
 					what := describe(shape, l)
@@ -21,7 +22,9 @@ func TestElementwise(t *testing.T) {
 					gb := globalData(shape, 2, 0.5, 3)
 					gb[0] = ga[0] // an equal pair for the comparisons
 					la, lb := l, l
-					la.Name, lb.Name = "a", "b"
+					// Names are unique while the arrays live.
+					la.Name, lb.Name = fmt.Sprintf("a.%d", iter), fmt.Sprintf("b.%d", iter)
+					iter++
 					xa, err := FromGlobal(e, shape, la, ga)
 					if err != nil {
 						return err
@@ -75,17 +78,18 @@ func TestElementwise(t *testing.T) {
 							return err
 						}
 						ann := x.Annotation()
-						if ann.Generation != 1 || (ann.Name != "a" && ann.Name != "b") || !ann.Tiling.Equal(xa.Annotation().Tiling) {
+						if ann.Generation != 1 || !(strings.HasPrefix(ann.Name, la.Name+"~") || strings.HasPrefix(ann.Name, lb.Name+"~")) || !ann.Tiling.Equal(xa.Annotation().Tiling) {
 							return fmt.Errorf("%s %s: annotation %v, want generation 1 of the input's", c.name, what, ann)
 						}
 					}
-					// Chained: generations add up.
+					// Chained: a result's generation is one more than its
+					// inputs' highest.
 					x, err := Neg(ctx, e, Add(ctx, e, a, AddScalar(ctx, e, a, 1))).Get(ctx)
 					if err != nil {
 						return err
 					}
-					if x.Name() != "a/2" {
-						return fmt.Errorf("chained %s: name %s, want a/2", what, x.Name())
+					if n := x.Annotation(); n.Generation != 3 || !strings.HasPrefix(n.Name, la.Name+"~") {
+						return fmt.Errorf("chained %s: name %s, want a~<k>/3", what, x.Name())
 					}
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -14,14 +15,23 @@ import (
 // named in. A program registers them once, before its runtime starts
 // (Register), and passes them to NewEnv.
 type Actions struct {
-	agas *agas.Service
+	agas    *agas.Service
+	fetch   runtime.Action[fetchArgs, []float64] // fetch_block
+	release runtime.Action[string, struct{}]     // array_release
+
+	mu     sync.Mutex
+	tables map[*runtime.Runtime]*tileTable // each locality's tiles
 }
 
 // Register adds the primitives' actions to reg, on every locality, before
-// the runtime starts. s is the program's AGAS service on the same registry
-// (agas.New(reg)); the tiles of arrays are named in it.
+// the runtime starts: fetch_block (a block of a tile, Array.Fetch) and
+// array_release (Array.Release). s is the program's AGAS service on the
+// same registry (agas.New(reg)); the tiles of arrays are named in it.
 func Register(reg *runtime.Registry, s *agas.Service) *Actions {
-	return &Actions{agas: s}
+	acts := &Actions{agas: s, tables: make(map[*runtime.Runtime]*tileTable)}
+	acts.fetch = runtime.Register(reg, "fetch_block", acts.fetchAction)
+	acts.release = runtime.Register(reg, "array_release", acts.releaseAction)
+	return acts
 }
 
 // CommunicatorName is the basename of the communicator an Env creates; it
@@ -37,8 +47,8 @@ type Env struct {
 	rt    *runtime.Runtime
 	acts  *Actions
 	comm  *runtime.Communicator
-	names atomic.Uint64 // arrays named so far, for default names
-	ctr   counters
+	names atomic.Uint64 // arrays named so far, for default and derived names
+	tiles *tileTable    // this locality's published tiles and counters
 }
 
 // NewEnv creates this locality's Env on rt, whose registry holds acts
@@ -53,11 +63,12 @@ func NewEnv(rt *runtime.Runtime, acts *Actions) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("primitives: NewEnv: %w", err)
 	}
-	return &Env{rt: rt, acts: acts, comm: c}, nil
+	return &Env{rt: rt, acts: acts, comm: c, tiles: acts.tableOf(rt)}, nil
 }
 
 // Close releases the communicator. Collectives already issued finish;
-// primitives called later that need one fail.
+// primitives called later that need one fail. The locality's tiles are
+// still served to other localities' fetches until the runtime ends.
 func (e *Env) Close() { e.comm.Close() }
 
 // Runtime returns the runtime the Env was created on.

@@ -20,8 +20,12 @@ func generate(e *Env, op string, shape []int, l Layout, at func(g int) float64) 
 		return runtime.MakeFailed[*Array](err)
 	}
 	h := ann.Local().Halo
-	a := &Array{ann: ann, data: make([]float64, h.Size())}
-	walk(ann.Tiling.Shape, h, h, func(local, g int) { a.data[local] = at(g) })
+	data := make([]float64, h.Size())
+	walk(ann.Tiling.Shape, h, h, func(local, g int) { data[local] = at(g) })
+	a, err := e.newArray(op, ann, data)
+	if err != nil {
+		return runtime.MakeFailed[*Array](err)
+	}
 	return runtime.MakeReady(a)
 }
 

@@ -14,31 +14,32 @@ import (
 // (annotate.Tiling.Transpose); nothing is communicated. The generation is
 // incremented.
 func Transpose(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
-		if x == nil {
-			return nil, e.errorf("Transpose", "nil array")
+		if err := x.live(e, "Transpose"); err != nil {
+			return nil, err
 		}
-		ann := x.ann.Next()
+		ann := derivedAnnotation(k, x)
 		ann.Tiling = ann.Tiling.Transpose()
-		out := &Array{ann: ann, data: make([]float64, len(x.data))}
+		data := make([]float64, len(x.data))
 		// The tile's extents, padded to 3-D: (p, r, c) -> (c, r, p).
 		_, hs := pad3(x.ann.Tiling.Shape, x.ann.Local().Halo)
 		np, nr, nc := hs[0].Len(), hs[1].Len(), hs[2].Len()
 		if x.NDim() == 2 { // (1, r, c) -> (1, c, r)
 			for i := range nr {
 				for j := range nc {
-					out.data[j*nr+i] = x.data[i*nc+j]
+					data[j*nr+i] = x.data[i*nc+j]
 				}
 			}
-			return out, nil
+			return e.newArray("Transpose", ann, data)
 		}
 		for p := range np {
 			for r := range nr {
 				for c := range nc {
-					out.data[(c*nr+r)*np+p] = x.data[(p*nr+r)*nc+c]
+					data[(c*nr+r)*np+p] = x.data[(p*nr+r)*nc+c]
 				}
 			}
 		}
-		return out, nil
+		return e.newArray("Transpose", ann, data)
 	})
 }

@@ -1,0 +1,222 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/runtime"
+	"github.com/tinylib/msgp/msgp"
+)
+
+// fetchArgs are the arguments of fetch_block: the full name of an array
+// and a block of the tile the target locality holds.
+type fetchArgs struct {
+	Name  string
+	Block annotate.Block
+}
+
+// MarshalParcel encodes the name and the block's spans (msgp).
+func (f fetchArgs) MarshalParcel(b []byte) ([]byte, [][]byte, error) {
+	b = msgp.AppendString(b, f.Name)
+	b = msgp.AppendInt(b, len(f.Block))
+	for _, s := range f.Block {
+		b = msgp.AppendInt(b, s.Start)
+		b = msgp.AppendInt(b, s.Stop)
+	}
+	return b, nil, nil
+}
+
+// UnmarshalParcel decodes what MarshalParcel produced.
+func (f *fetchArgs) UnmarshalParcel(b []byte, _ [][]byte) error {
+	var err error
+	if f.Name, b, err = msgp.ReadStringBytes(b); err != nil {
+		return fmt.Errorf("fetch_block arguments: %w", err)
+	}
+	var n int
+	if n, b, err = msgp.ReadIntBytes(b); err != nil {
+		return fmt.Errorf("fetch_block arguments: %w", err)
+	}
+	if n < 0 || n > 3 {
+		return fmt.Errorf("fetch_block arguments: a block of %d dimensions", n)
+	}
+	f.Block = make(annotate.Block, n)
+	for d := range f.Block {
+		if f.Block[d].Start, b, err = msgp.ReadIntBytes(b); err != nil {
+			return fmt.Errorf("fetch_block arguments: %w", err)
+		}
+		if f.Block[d].Stop, b, err = msgp.ReadIntBytes(b); err != nil {
+			return fmt.Errorf("fetch_block arguments: %w", err)
+		}
+	}
+	return nil
+}
+
+// fetchAction is fetch_block: it waits until the named array is published
+// on this locality and returns the elements of the block, which must lie in
+// the tile it holds, row-major. The result travels as one raw chunk.
+func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, error) {
+	rt := runtime.FromContext(ctx)
+	if rt == nil {
+		return nil, fmt.Errorf("fetch_block of array %s: no runtime", f.Name)
+	}
+	t := acts.tableOf(rt)
+	a, err := t.tile(rt, f.Name).Get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fetch_block on locality %d: %w", rt.Here(), err)
+	}
+	h := a.ann.Local().Halo
+	if len(f.Block) != len(h) || !h.Contains(f.Block) {
+		return nil, fmt.Errorf("fetch_block on locality %d: array %s: block %v is not in the tile %v held here", rt.Here(), f.Name, f.Block, h)
+	}
+	out := make([]float64, f.Block.Size())
+	copyBlock(out, f.Block, a.data, h, f.Block)
+	t.ctr.bytesServed.Add(uint64(8 * len(out)))
+	return out, nil
+}
+
+// Fetch returns the elements of block b of the whole array, row-major,
+// from whichever localities own them (the global view): the parts this
+// locality owns are copied, every other tile's part comes from its
+// locality's fetch_block as one raw chunk. The block needs the array's
+// number of dimensions and must lie inside its shape; an empty block gives
+// an empty slice. Any locality may fetch at any time while the array is
+// not released.
+func (a *Array) Fetch(ctx context.Context, b annotate.Block) *runtime.Future[[]float64] {
+	if a == nil || a.env == nil {
+		return runtime.MakeFailed[[]float64](fmt.Errorf("primitives: Fetch: the array was not made by an Env"))
+	}
+	e := a.env
+	if err := a.live(e, "Fetch"); err != nil {
+		return runtime.MakeFailed[[]float64](err)
+	}
+	if err := checkBlock(a.ann.Tiling.Shape, b); err != nil {
+		return runtime.MakeFailed[[]float64](e.errorf("Fetch", "array %s: %v", a.Name(), err))
+	}
+	b = b.Clone()
+	return runtime.Spawn(ctx, e.rt, func(ctx context.Context) ([]float64, error) {
+		out := make([]float64, b.Size())
+		if len(out) == 0 {
+			return out, nil
+		}
+		if err := e.gatherBlock(ctx, "Fetch", a, b, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+}
+
+// checkBlock checks that b is a block of an array of shape.
+func checkBlock(shape []int, b annotate.Block) error {
+	if len(b) != len(shape) {
+		return fmt.Errorf("block %v has %d dimensions, want %d", b, len(b), len(shape))
+	}
+	for d, s := range b {
+		if s.Start < 0 || s.Stop > shape[d] || s.Start > s.Stop {
+			return fmt.Errorf("block %v is not inside the shape %v", b, shape)
+		}
+	}
+	return nil
+}
+
+// gatherBlock fills out, laid over block b, with the elements of a: local
+// ones copied, remote ones fetched from their owners' tiles, all at once.
+func (e *Env) gatherBlock(ctx context.Context, op string, a *Array, b annotate.Block, out []float64) error {
+	type piece struct {
+		from  int
+		block annotate.Block
+	}
+	var remote []piece
+	for i, t := range a.ann.Tiling.Tiles {
+		p, ok := t.Owned.Intersect(b)
+		if !ok {
+			continue
+		}
+		if i == e.Locality() {
+			copyBlock(out, b, a.data, a.ann.Local().Halo, p)
+			continue
+		}
+		remote = append(remote, piece{i, p})
+	}
+	if len(remote) == 1 && remote[0].block.Equal(b) {
+		_, err := e.fetchInto(ctx, a, remote[0].from, b, out).Get(ctx)
+		return wrapFetch(e, op, err)
+	}
+	fs := make([]*runtime.Future[[]float64], len(remote))
+	for k, p := range remote {
+		fs[k] = e.fetchInto(ctx, a, p.from, p.block, make([]float64, p.block.Size()))
+	}
+	for k, f := range fs {
+		buf, err := f.Get(ctx)
+		if err != nil {
+			return wrapFetch(e, op, err)
+		}
+		copyBlock(out, b, buf, remote[k].block, remote[k].block)
+		e.rt.Recycle(buf)
+	}
+	return nil
+}
+
+func wrapFetch(e *Env, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return e.wrap(op, err)
+}
+
+// fetchInto fetches block of a's tile on locality from (inside its held
+// block) into dst, which has block's size: the chunk is read straight into
+// dst.
+func (e *Env) fetchInto(ctx context.Context, a *Array, from int, block annotate.Block, dst []float64) *runtime.Future[[]float64] {
+	f := runtime.AsyncInto(ctx, e.rt.Locality(uint32(from)), e.acts.fetch, fetchArgs{Name: a.ann.FullName(), Block: block}, dst)
+	return runtime.Then(ctx, f, func(_ context.Context, v []float64) ([]float64, error) {
+		if len(v) != block.Size() {
+			return nil, fmt.Errorf("array %s: fetch of block %v from locality %d returned %d elements, want %d", a.Name(), block, from, len(v), block.Size())
+		}
+		e.tiles.ctr.bytesFetched.Add(uint64(8 * len(v)))
+		e.tiles.ctr.blocksFetched.Add(1)
+		return v, nil
+	})
+}
+
+// copyBlock copies the elements of block sub from src, row-major over
+// block sb, to dst, row-major over block db (both contain sub), one copy
+// per contiguous run of the innermost dimension.
+func copyBlock(dst []float64, db annotate.Block, src []float64, sb annotate.Block, sub annotate.Block) {
+	if sub.Empty() {
+		return
+	}
+	ds, ss, us := padBlock(db), padBlock(sb), padBlock(sub)
+	dr, dc := ds[1].Len(), ds[2].Len()
+	sr, sc := ss[1].Len(), ss[2].Len()
+	n := us[2].Len()
+	// Whole rows of both: one run per page.
+	if us[2] == ds[2] && us[2] == ss[2] && us[1] == ds[1] && us[1] == ss[1] {
+		for p := us[0].Start; p < us[0].Stop; p++ {
+			do := (p - ds[0].Start) * dr * dc
+			so := (p - ss[0].Start) * sr * sc
+			copy(dst[do:do+dr*dc], src[so:so+sr*sc])
+		}
+		return
+	}
+	for p := us[0].Start; p < us[0].Stop; p++ {
+		for r := us[1].Start; r < us[1].Stop; r++ {
+			do := ((p-ds[0].Start)*dr+(r-ds[1].Start))*dc + (us[2].Start - ds[2].Start)
+			so := ((p-ss[0].Start)*sr+(r-ss[1].Start))*sc + (us[2].Start - ss[2].Start)
+			copy(dst[do:do+n], src[so:so+n])
+		}
+	}
+}
+
+// padBlock returns b padded with leading unit spans to 3-D.
+func padBlock(b annotate.Block) (p [3]annotate.Span) {
+	off := 3 - len(b)
+	for d := range 3 {
+		if d < off {
+			p[d] = annotate.Span{Start: 0, Stop: 1}
+		} else {
+			p[d] = b[d-off]
+		}
+	}
+	return p
+}

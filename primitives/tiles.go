@@ -1,0 +1,248 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// Tiles in AGAS and their lifetime.
+//
+// Every array an Env makes is published on its locality when it is made:
+// its tile goes into the locality's tile table (a map by the array's full
+// name "name/generation", which fetch_block serves from) and becomes an
+// AGAS component registered under /array/<name>/<generation>/<locality>
+// (basename "array/" + full name, sequence number the locality). The table
+// insert is local; the AGAS registration is a future nobody waits for, so
+// making an array costs no round trip.
+//
+// An array lives until every locality has released it (Array.Release):
+// each locality's Release tells the others with one small parcel
+// (array_release), and a tile is dropped — out of the table, its AGAS name
+// unregistered and its component freed, LiveArrayBytes lowered — once its
+// locality has released it and heard from all the others. So a locality
+// that releases early still serves the fetches of slower ones.
+
+// tileTable is one locality's published tiles, shared by the actions that
+// serve them and the locality's Env. It exists from the first use on its
+// runtime by either side, since a fetch may arrive before the owner made
+// its Env.
+type tileTable struct {
+	mu      sync.Mutex
+	entries map[string]*tileEntry // by full name
+	ctr     counters
+}
+
+// tileEntry is one array's tile on this locality, or the releases of other
+// localities heard before this locality made it.
+type tileEntry struct {
+	a        *Array                     // nil until made here
+	released bool                       // by this locality
+	others   int                        // releases heard from other localities
+	waiters  []func(*Array, error) bool // fetches that came before a
+}
+
+func newTileTable() *tileTable {
+	return &tileTable{entries: make(map[string]*tileEntry)}
+}
+
+// tableOf returns rt's tile table, creating it on first use.
+func (acts *Actions) tableOf(rt *runtime.Runtime) *tileTable {
+	acts.mu.Lock()
+	defer acts.mu.Unlock()
+	t := acts.tables[rt]
+	if t == nil {
+		t = newTileTable()
+		acts.tables[rt] = t
+	}
+	return t
+}
+
+// tile returns a future of the array named full, ready once it is
+// published in t (now or later). Waiting on it gives the worker lane back,
+// so fetches that arrive before the array is made hold no lane.
+func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Array] {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	en := t.entries[full]
+	if en != nil && en.a != nil {
+		return runtime.MakeReady(en.a)
+	}
+	if en == nil {
+		en = &tileEntry{}
+		t.entries[full] = en
+	}
+	f, fulfil := runtime.NewPromise[*Array](rt)
+	en.waiters = append(en.waiters, fulfil)
+	return f
+}
+
+// newArray makes the Array of ann over data and publishes it: into the
+// tile table, LiveArrayBytes, and AGAS (in the background). It fails when
+// an array of the same full name is live on this locality.
+func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Array, error) {
+	a := &Array{ann: ann, data: data, env: e}
+	full := ann.FullName()
+	t := e.tiles
+	t.mu.Lock()
+	en := t.entries[full]
+	if en != nil && en.a != nil {
+		t.mu.Unlock()
+		return nil, e.errorf(op, "array %s: the name is in use on this locality (release that array or choose another name)", full)
+	}
+	if en == nil {
+		en = &tileEntry{}
+		t.entries[full] = en
+	}
+	en.a = a
+	waiters := en.waiters
+	en.waiters = nil
+	t.mu.Unlock()
+	for _, w := range waiters {
+		w(a, nil)
+	}
+	e.track(int64(8 * len(data)))
+	a.gid = agas.Create(e.acts.agas, e.rt, a)
+	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+full, a.gid, uint32(e.Locality()))
+	return a, nil
+}
+
+// Release says this locality is done with the array: every primitive that
+// reads it has its result ready here. Every locality releases an array it
+// is done with (SPMD, like the calls that made it); the tile is dropped
+// once all have, so a slow locality's fetches are still served. It does
+// not block. Later fetches and primitives on the array fail; a second
+// Release does nothing.
+func (a *Array) Release() {
+	e := a.env
+	if e == nil || !a.released.CompareAndSwap(false, true) {
+		return
+	}
+	full := a.ann.FullName()
+	for l := range e.Size() {
+		if l != e.Locality() {
+			runtime.Async(context.Background(), e.rt.Locality(uint32(l)), e.acts.release, full)
+		}
+	}
+	e.acts.released(e.rt, full, true)
+}
+
+// released records a release of the array named full on rt's locality, by
+// this locality (here) or another, and drops the tile once every locality
+// released it.
+func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
+	t := acts.tableOf(rt)
+	t.mu.Lock()
+	en := t.entries[full]
+	if en == nil {
+		en = &tileEntry{}
+		t.entries[full] = en
+	}
+	if here {
+		en.released = true
+	} else {
+		en.others++
+	}
+	if !en.released || en.others < int(rt.NumLocalities())-1 {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.entries, full)
+	t.mu.Unlock()
+	for _, w := range en.waiters {
+		w(nil, fmt.Errorf("array %s was released by every locality before locality %d made it", full, rt.Here()))
+	}
+	a := en.a
+	if a == nil {
+		return
+	}
+	e := a.env
+	e.track(-int64(8 * len(a.data)))
+	// The name goes once its registration is done; then the component.
+	runtime.Then(context.Background(), a.named, func(ctx context.Context, _ struct{}) (struct{}, error) {
+		if _, err := acts.agas.Unregister(ctx, rt, "array/"+full, uint32(e.Locality())).Get(ctx); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, acts.agas.Free(ctx, rt, a.gid)
+	})
+}
+
+// releaseAction is the array_release action: another locality released the
+// array of this full name.
+func (acts *Actions) releaseAction(ctx context.Context, full string) (struct{}, error) {
+	rt := runtime.FromContext(ctx)
+	if rt == nil {
+		return struct{}{}, fmt.Errorf("array_release of %s: no runtime", full)
+	}
+	acts.released(rt, full, false)
+	return struct{}{}, nil
+}
+
+// published reports whether the array's tile is in this locality's tile
+// table: made and not yet dropped.
+func (a *Array) published() bool {
+	if a.env == nil {
+		return false
+	}
+	t := a.env.tiles
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	en := t.entries[a.ann.FullName()]
+	return en != nil && en.a == a
+}
+
+// AGASName returns the symbolic name the array's tile on locality is
+// registered under: /array/<name>/<generation>/<locality>.
+func (a *Array) AGASName(locality int) string {
+	return agas.Name("array/"+a.ann.FullName(), uint32(locality))
+}
+
+// derive takes the number of a derived result now, when its primitive is
+// called (in program order, the same on every locality).
+func (e *Env) derive() uint64 { return e.names.Add(1) }
+
+// derivedAnnotation is the annotation of the k-th derived result (derive)
+// of the inputs xs, laid out as xs[0]: the first input's base name (its
+// name without a "~<number>" suffix) with the suffix "~k", so results are
+// unique per Env and the same on every locality, and the generation one
+// more than the highest of the inputs'.
+func derivedAnnotation(k uint64, xs ...*Array) annotate.Annotation {
+	ann := xs[0].ann.Clone()
+	for _, x := range xs[1:] {
+		ann.Generation = max(ann.Generation, x.ann.Generation)
+	}
+	ann.Generation++
+	ann.Name = baseName(ann.Name) + "~" + strconv.FormatUint(k, 10)
+	return ann
+}
+
+// baseName strips a derived result's "~<number>" suffix.
+func baseName(name string) string {
+	i := strings.LastIndexByte(name, '~')
+	if i <= 0 || i == len(name)-1 {
+		return name
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	return name[:i]
+}
+
+// live reports an error when the array was released on this locality.
+func (a *Array) live(e *Env, op string) error {
+	if a == nil {
+		return e.errorf(op, "nil array")
+	}
+	if a.released.Load() {
+		return e.errorf(op, "array %s was released", a.Name())
+	}
+	return nil
+}
