@@ -22,8 +22,17 @@
 //     name the file) and OTF2Archive.PrintEvents prints its events the way
 //     otf2-print does.
 //
+// From an archive read back, ProfileFromOTF2 computes APEX-style flat
+// profiles (Profile: per task name the count and the total, mean, min and
+// max inclusive time of its tasks, the pieces of a yielded task summed, and
+// the share of wall time × lanes; per locality and combined, as text or
+// CSV), WritePerfetto writes Chrome trace-event JSON for the Perfetto UI (a
+// track per lane, flows from parent to child task, counters for the
+// metrics), and CheckOTF2 lists what is wrong with an archive (time order,
+// unmatched Enter/Leave, undefined references, unknown parent GUIDs).
+// `tessera trace summary|export|check` runs them.
+//
 // The format notes and the golden archives written by libotf2 that the
 // tests compare against are in testdata/otf2. The tracer itself, the
-// samplers, the profile, Perfetto, Prometheus and OpenTelemetry outputs are
-// not written yet.
+// samplers, Prometheus and OpenTelemetry outputs are not written yet.
 package trace
