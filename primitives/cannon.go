@@ -11,13 +11,13 @@ import (
 // multiplies A(i, k) by B(k, j) for k = i+j+s mod q at step s = 0..q-1.
 // Tiles travel over a Channel named base, under tag 2s (A) and 2s+1 (B)
 // for the tiles of step s.
-func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out *Array) error {
+func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []float64) error {
 	q := p.ga.r()
 	me := e.Locality()
 	i, j := me/q, me%q
 	at := func(i, j int) int { return ((i%q+q)%q)*q + (j%q+q)%q }
 	mi, nj := p.ga.rows[i].Len(), p.gb.cols[j].Len()
-	c := general(mi, nj, nj, out.data)
+	c := general(mi, nj, nj, out)
 
 	curA, curB := e.ownedTile(p.x), e.ownedTile(p.y)
 	defer func() { curA.release(); curB.release() }()

@@ -13,7 +13,8 @@ import (
 // distributed Gauss-Jordan elimination with partial pivoting on the rows
 // where they are: a must be row-tiled (Tiled(annotate.Row), every tile
 // holding whole rows; retile it first otherwise), and the inverse has a's
-// tiling, under a new name "inverse_<k>" of generation 0.
+// tiling; it is a result derived from a (a's name with a "~<k>" suffix,
+// generation one more).
 //
 // Each locality keeps its rows of a and of the identity, [A | X]. Step k
 // (k = 0..n-1) picks as pivot the row, among those not yet pivots, with
@@ -41,7 +42,7 @@ import (
 // also makes every locality start only when all have a valid input.
 func Inverse(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
 	const op = "Inverse"
-	name := e.newName("inverse")
+	k := e.derive()
 	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (*Array, error) {
 		x, err := a.Get(ctx)
 		if err != nil {
@@ -66,15 +67,13 @@ func Inverse(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Fu
 		if !(norm > 0) || math.IsInf(norm, 0) {
 			return nil, e.errorf(op, "matrix %s is singular: max|a| is %v", x.Name(), norm)
 		}
-		ann := x.ann.Clone()
-		ann.Name, ann.Generation = name, 0
 		g := &gaussJordan{e: e, op: op, x: x, n: n, tol: float64(n) * 0x1p-52 * norm,
-			base: CommunicatorName + "/" + name}
+			base: fmt.Sprintf("%s/inverse~%d", CommunicatorName, k)}
 		data, err := g.run(ctx, own)
 		if err != nil {
 			return nil, err
 		}
-		return &Array{ann: ann, data: data}, nil
+		return e.newArray(op, derivedAnnotation(k, x), data)
 	})
 }
 
@@ -88,8 +87,8 @@ func nanMax(a, b float64) float64 {
 
 // checkInverse checks that x is a square row-tiled matrix.
 func (e *Env) checkInverse(op string, x *Array) error {
-	if x == nil {
-		return e.errorf(op, "nil array")
+	if err := x.live(e, op); err != nil {
+		return err
 	}
 	s := x.ann.Tiling.Shape
 	if len(s) != 2 || s[0] != s[1] || s[0] == 0 {
@@ -244,13 +243,11 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 	if err != nil {
 		return nil, e.wrap(g.op, err)
 	}
-	out := make([]float64, mi*n)
-	e.track(int64(8 * len(out)))
+	out := make([]float64, mi*n) // counted by newArray
 	next := make([]int, p)
 	for k := r0; k < r0+mi; k++ {
 		src := owner(pivots[k])
 		if next[src]+n > len(moved[src]) {
-			e.track(-int64(8 * len(out)))
 			return nil, e.errorf(g.op, "row %d of the inverse: locality %d sent %d elements", k, src, len(moved[src]))
 		}
 		copy(out[(k-r0)*n:], moved[src][next[src]:next[src]+n])

@@ -46,7 +46,7 @@ func TestInverseMatchesGonum(t *testing.T) {
 					if !x.ann.Tiling.Equal(a.ann.Tiling) {
 						return fmt.Errorf("inverse tiled as %v, want a's tiling", x.ann)
 					}
-					if want := "inverse_2/0"; x.Name() != want {
+					if want := "fromglobal_1~2/1"; x.Name() != want {
 						return fmt.Errorf("inverse named %s, want %s", x.Name(), want)
 					}
 					return checkTile(x, want, "inverse")

@@ -36,8 +36,8 @@ import (
 // sites; the next panel's broadcasts run during the current multiply.
 //
 // C's tile (i, j) holds A's rows of grid row i and B's columns of grid
-// column j, on locality i*c+j; it is a new array named "cannonproduct_<k>"
-// of generation 0. Per locality the memory is its own tiles of A, B and C
+// column j, on locality i*c+j; C is a result derived from A and B (named
+// after A with a "~<k>" suffix, generation one more than the inputs'). Per locality the memory is its own tiles of A, B and C
 // plus at most two tiles (Cannon) or panels (SUMMA) of each operand in
 // flight, the current one and the next; the buffers that hold those are
 // counted in Env.Counters' array memory while they live.
@@ -50,7 +50,7 @@ import (
 // everywhere instead of leaving a locality waiting for tiles.
 func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
 	const op = "CannonProduct"
-	name := e.newName("cannonproduct")
+	k := e.derive()
 	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (*Array, error) {
 		x, err := a.Get(ctx)
 		if err != nil {
@@ -70,23 +70,25 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		if _, err := e.comm.Barrier(r.Context(ctx)).Get(ctx); err != nil {
 			return nil, e.wrap(op, err)
 		}
-		ann, err := p.annotation(name, e.Locality())
+		ann, err := p.annotation(derivedAnnotation(k, x, y))
 		if err != nil {
 			return nil, e.wrap(op, err)
 		}
-		out := &Array{ann: ann, data: make([]float64, ann.Local().Owned.Size())}
-		e.track(int64(8 * len(out.data)))
-		base := CommunicatorName + "/" + name
+		// C's tile is counted while it is computed; newArray counts it
+		// from then on.
+		data := make([]float64, ann.Local().Owned.Size())
+		e.track(int64(8 * len(data)))
+		base := fmt.Sprintf("%s/cannonproduct~%d", CommunicatorName, k)
 		if p.square {
-			err = e.cannon(ctx, op, base, p, out)
+			err = e.cannon(ctx, op, base, p, data)
 		} else {
-			err = e.summa(ctx, op, base, p, out)
+			err = e.summa(ctx, op, base, p, data)
 		}
+		e.track(-int64(8 * len(data)))
 		if err != nil {
-			e.track(-int64(8 * len(out.data)))
 			return nil, err
 		}
-		return out, nil
+		return e.newArray(op, ann, data)
 	})
 }
 
@@ -157,8 +159,10 @@ type productPlan struct {
 
 // productPlan checks the operands of a product and picks the algorithm.
 func (e *Env) productPlan(op string, x, y *Array) (productPlan, error) {
-	if x == nil || y == nil {
-		return productPlan{}, e.errorf(op, "nil array")
+	for _, z := range []*Array{x, y} {
+		if err := z.live(e, op); err != nil {
+			return productPlan{}, err
+		}
 	}
 	for _, z := range []*Array{x, y} {
 		if z.NDim() != 2 || z.Size() == 0 {
@@ -207,9 +211,9 @@ func (e *Env) productPlan(op string, x, y *Array) (productPlan, error) {
 	return productPlan{x: x, y: y, ga: ga, gb: gb, square: square}, nil
 }
 
-// annotation returns the annotation of the product on locality here: A's
-// grid rows by B's grid columns.
-func (p productPlan) annotation(name string, here int) (annotate.Annotation, error) {
+// annotation returns the product's annotation: ann (named as a result
+// derived from A and B) with A's grid rows by B's grid columns as tiling.
+func (p productPlan) annotation(ann annotate.Annotation) (annotate.Annotation, error) {
 	c := p.ga.c()
 	blocks := make([]annotate.Block, p.ga.r()*c)
 	for k := range blocks {
@@ -219,7 +223,8 @@ func (p productPlan) annotation(name string, here int) (annotate.Annotation, err
 	if err != nil {
 		return annotate.Annotation{}, err
 	}
-	return annotate.NewAnnotation(name, here, t)
+	ann.Tiling = t
+	return ann, ann.Validate()
 }
 
 // general is a row-major rows x cols matrix over data with the given row

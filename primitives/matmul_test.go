@@ -99,7 +99,7 @@ func TestCannonProductMatchesGonum(t *testing.T) {
 					if got := x.Shape(); got[0] != m || got[1] != n {
 						return fmt.Errorf("product of shape %v, want [%d %d]", got, m, n)
 					}
-					if want := fmt.Sprintf("cannonproduct_%d/0", 3); x.Name() != want {
+					if want := "fromglobal_1~3/1"; x.Name() != want { // derived from A
 						return fmt.Errorf("product named %s, want %s", x.Name(), want)
 					}
 					return checkTile(x, want, "A·B")

@@ -18,12 +18,12 @@ import (
 // along the column; each grid row (column) has one communicator per root,
 // named base/row<i>/from<t> (base/col<j>/from<t>). A grid of one column
 // (row) needs no row (column) broadcast: the panel is in the local tile.
-func (e *Env) summa(ctx context.Context, op, base string, p productPlan, out *Array) error {
+func (e *Env) summa(ctx context.Context, op, base string, p productPlan, out []float64) error {
 	r, c := p.ga.r(), p.ga.c()
 	me := e.Locality()
 	i, j := me/c, me%c
 	mi, nj := p.ga.rows[i].Len(), p.gb.cols[j].Len()
-	cOut := general(mi, nj, nj, out.data)
+	cOut := general(mi, nj, nj, out)
 
 	s := &summaRun{e: e, ctx: ctx, p: p, i: i, j: j, mi: mi, nj: nj}
 	s.ownA, s.ownB = e.ownedTile(p.x), e.ownedTile(p.y)
