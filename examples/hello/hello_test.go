@@ -13,13 +13,19 @@ import (
 
 // build compiles the launcher and this program into a temporary directory.
 func build(t *testing.T) (tessera, hello string) {
+	dir := goBuild(t, "github.com/tessera-amt/tessera/cmd/tessera", ".")
+	return filepath.Join(dir, "tessera"), filepath.Join(dir, "hello")
+}
+
+// goBuild compiles packages into a temporary directory and returns it.
+func goBuild(t *testing.T, packages ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/tessera-amt/tessera/cmd/tessera", ".").CombinedOutput()
+	out, err := exec.Command("go", append([]string{"build", "-o", dir + "/"}, packages...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return filepath.Join(dir, "tessera"), filepath.Join(dir, "hello")
+	return dir
 }
 
 // checkGreetings checks that each of n localities printed its line and heard
@@ -102,4 +108,30 @@ func TestHelloUnderSlurm(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("secret file mode %v, want 0600", fi.Mode().Perm())
 	}
+
+	// The ALS example under srun writes the same factors as under
+	// tessera run with the same seed.
+	bin := goBuild(t, "github.com/tessera-amt/tessera/cmd/tessera", "github.com/tessera-amt/tessera/examples/als")
+	tessera, als := filepath.Join(bin, "tessera"), filepath.Join(bin, "als")
+	alsArgs := []string{"--synthetic", "400,300,0.05", "--factors", "8", "--iterations", "3", "--seed", "11"}
+	dir := t.TempDir()
+	cmd = exec.CommandContext(ctx, "srun", append([]string{"-n", "4", "--overcommit", "--time=5", als}, append(alsArgs, "--output", dir+"/srun")...)...)
+	cmd.Env = append(os.Environ(), "TESSERA_SECRET_FILE="+secret)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("srun -n 4 als: %v\n%s", err, out)
+	}
+	if out, err := exec.CommandContext(ctx, tessera, append([]string{"run", "-n", "4", als}, append(alsArgs, "--output", dir+"/run")...)...).CombinedOutput(); err != nil {
+		t.Fatalf("tessera run -n 4 als: %v\n%s", err, out)
+	}
+	for _, f := range []string{"X.csv", "Y.csv"} {
+		a, errA := os.ReadFile(filepath.Join(dir, "srun", f))
+		b, errB := os.ReadFile(filepath.Join(dir, "run", f))
+		if errA != nil || errB != nil {
+			t.Fatalf("reading the factors: %v, %v", errA, errB)
+		}
+		if string(a) != string(b) {
+			t.Errorf("%s under srun differs from %s under tessera run", f, f)
+		}
+	}
 }
+
