@@ -134,4 +134,3 @@ func TestHelloUnderSlurm(t *testing.T) {
 		}
 	}
 }
-
