@@ -22,7 +22,7 @@ type Array struct {
 	ann  annotate.Annotation
 	data []float64
 
-	env      *Env                      // that made it
+	env      atomic.Pointer[Env]       // that published it
 	gid      agas.GID                  // the tile's AGAS component
 	named    *runtime.Future[struct{}] // its AGAS name's registration
 	released atomic.Bool               // by this locality (Release)
@@ -52,30 +52,9 @@ func Tiled(kind annotate.Kind) Layout { return Layout{Kind: kind} }
 // annotation builds the generation-0 annotation of a new array of shape
 // laid out by l on e's localities.
 func (e *Env) annotation(op string, shape []int, l Layout) (annotate.Annotation, error) {
-	var t annotate.Tiling
-	if l.Tiling != nil {
-		t = l.Tiling.Clone()
-		if !slices.Equal(t.Shape, shape) {
-			return annotate.Annotation{}, e.errorf(op, "tiling of shape %v for an array of shape %v", t.Shape, shape)
-		}
-		if len(t.Tiles) != e.Size() {
-			return annotate.Annotation{}, e.errorf(op, "tiling of %d tiles on %d localities: want one tile per locality", len(t.Tiles), e.Size())
-		}
-	} else {
-		kind := l.Kind
-		if kind == 0 {
-			kind = annotate.Row
-		}
-		var err error
-		if t, err = annotate.New(kind, shape, e.Size()); err != nil {
-			return annotate.Annotation{}, e.wrap(op, err)
-		}
-	}
-	if l.Halo != 0 {
-		var err error
-		if t, err = t.WithHalo(l.Halo); err != nil {
-			return annotate.Annotation{}, e.wrap(op, err)
-		}
+	t, err := e.tiling(op, shape, l)
+	if err != nil {
+		return annotate.Annotation{}, err
 	}
 	name := l.Name
 	if name == "" {
@@ -86,6 +65,40 @@ func (e *Env) annotation(op string, shape []int, l Layout) (annotate.Annotation,
 		return annotate.Annotation{}, e.wrap(op, err)
 	}
 	return a, nil
+}
+
+// tiling returns the tiling l gives an array of shape on e's localities:
+// one tile per locality, of that shape, covering every element once.
+func (e *Env) tiling(op string, shape []int, l Layout) (annotate.Tiling, error) {
+	var t annotate.Tiling
+	if l.Tiling != nil {
+		t = l.Tiling.Clone()
+		if !slices.Equal(t.Shape, shape) {
+			return annotate.Tiling{}, e.errorf(op, "tiling of shape %v for an array of shape %v", t.Shape, shape)
+		}
+		if len(t.Tiles) != e.Size() {
+			return annotate.Tiling{}, e.errorf(op, "tiling of %d tiles on %d localities: want one tile per locality", len(t.Tiles), e.Size())
+		}
+		if err := t.Validate(); err != nil {
+			return annotate.Tiling{}, e.wrap(op, err)
+		}
+	} else {
+		kind := l.Kind
+		if kind == 0 {
+			kind = annotate.Row
+		}
+		var err error
+		if t, err = annotate.New(kind, shape, e.Size()); err != nil {
+			return annotate.Tiling{}, e.wrap(op, err)
+		}
+	}
+	if l.Halo != 0 {
+		var err error
+		if t, err = t.WithHalo(l.Halo); err != nil {
+			return annotate.Tiling{}, e.wrap(op, err)
+		}
+	}
+	return t, nil
 }
 
 // NewArray returns this locality's part of a new array of the given shape

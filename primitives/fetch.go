@@ -83,11 +83,11 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 // an empty slice. Any locality may fetch at any time while the array is
 // not released.
 func (a *Array) Fetch(ctx context.Context, b annotate.Block) *runtime.Future[[]float64] {
-	if a == nil || a.env == nil {
-		return runtime.MakeFailed[[]float64](fmt.Errorf("primitives: Fetch: the array was not made by an Env"))
+	if a == nil || a.env.Load() == nil {
+		return runtime.MakeFailed[[]float64](fmt.Errorf("primitives: Fetch: the array was not made by a primitive of an Env"))
 	}
-	e := a.env
-	if err := a.live(e, "Fetch"); err != nil {
+	e := a.env.Load()
+	if err := e.adopt("Fetch", a); err != nil {
 		return runtime.MakeFailed[[]float64](err)
 	}
 	if err := checkBlock(a.ann.Tiling.Shape, b); err != nil {

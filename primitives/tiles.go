@@ -87,19 +87,36 @@ func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Arra
 // tile table, LiveArrayBytes, and AGAS (in the background). It fails when
 // an array of the same full name is live on this locality.
 func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Array, error) {
-	a := &Array{ann: ann, data: data, env: e}
-	full := ann.FullName()
+	a := &Array{ann: ann, data: data}
+	if err := e.publish(op, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// publish puts a's tile into this locality's table and AGAS. An array made
+// otherwise than by newArray (a literal Array) is published by the first
+// primitive that fetches from it (adopt).
+func (e *Env) publish(op string, a *Array) error {
+	full := a.ann.FullName()
 	t := e.tiles
 	t.mu.Lock()
 	en := t.entries[full]
+	if en != nil && en.a == a {
+		t.mu.Unlock()
+		return nil
+	}
 	if en != nil && en.a != nil {
 		t.mu.Unlock()
-		return nil, e.errorf(op, "array %s: the name is in use on this locality (release that array or choose another name)", full)
+		return e.errorf(op, "array %s: the name is in use on this locality (release that array or choose another name)", full)
 	}
 	if en == nil {
 		en = &tileEntry{}
 		t.entries[full] = en
 	}
+	a.gid = agas.Create(e.acts.agas, e.rt, a)
+	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+full, a.gid, uint32(e.Locality()))
+	a.env.Store(e)
 	en.a = a
 	waiters := en.waiters
 	en.waiters = nil
@@ -107,10 +124,23 @@ func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Arr
 	for _, w := range waiters {
 		w(a, nil)
 	}
-	e.track(int64(8 * len(data)))
-	a.gid = agas.Create(e.acts.agas, e.rt, a)
-	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+full, a.gid, uint32(e.Locality()))
-	return a, nil
+	e.track(int64(8 * len(a.data)))
+	return nil
+}
+
+// adopt checks that x can be fetched from: live, and published on this
+// locality (publishing it if it was made otherwise than by newArray).
+func (e *Env) adopt(op string, x *Array) error {
+	if err := x.live(e, op); err != nil {
+		return err
+	}
+	switch owner := x.env.Load(); {
+	case owner == e:
+		return nil
+	case owner != nil:
+		return e.errorf(op, "array %s belongs to another Env", x.Name())
+	}
+	return e.publish(op, x)
 }
 
 // Release says this locality is done with the array: every primitive that
@@ -120,7 +150,7 @@ func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Arr
 // not block. Later fetches and primitives on the array fail; a second
 // Release does nothing.
 func (a *Array) Release() {
-	e := a.env
+	e := a.env.Load()
 	if e == nil || !a.released.CompareAndSwap(false, true) {
 		return
 	}
@@ -162,7 +192,7 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 	if a == nil {
 		return
 	}
-	e := a.env
+	e := a.env.Load()
 	e.track(-int64(8 * len(a.data)))
 	// The name goes once its registration is done; then the component.
 	runtime.Then(context.Background(), a.named, func(ctx context.Context, _ struct{}) (struct{}, error) {
@@ -187,10 +217,11 @@ func (acts *Actions) releaseAction(ctx context.Context, full string) (struct{}, 
 // published reports whether the array's tile is in this locality's tile
 // table: made and not yet dropped.
 func (a *Array) published() bool {
-	if a.env == nil {
+	e := a.env.Load()
+	if e == nil {
 		return false
 	}
-	t := a.env.tiles
+	t := e.tiles
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	en := t.entries[a.ann.FullName()]
