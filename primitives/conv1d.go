@@ -70,10 +70,12 @@ type conv1dGeom struct {
 // matrix of its output steps (rows of kernel size x input channels) times
 // the kernel as a (kernel size x input channels, output channels) matrix,
 // through gonum's blas64 (so the openblas build tag applies). The result
-// has x's name, generation + 1, and shape (pages, output steps, output
+// is named as a derived result of x (its base name with "~k", generation
+// + 1) and has shape (pages, output steps, output
 // channels) or (output steps, output channels).
 func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runtime.Future[Whole], opts Conv1DOptions) *runtime.Future[*Array] {
 	const op = "Conv1D"
+	k := e.derive()
 	r, err := e.reserve(op)
 	if err != nil {
 		return runtime.MakeFailed[*Array](err)
@@ -97,9 +99,9 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 			return nil, err
 		}
 		if a.NDim() == 3 {
-			return conv1dPages(e, a, w, g)
+			return conv1dPages(e, k, a, w, g)
 		}
-		return conv1dSteps(ctx, e, r, a, w, g)
+		return conv1dSteps(ctx, e, r, k, a, w, g)
 	})
 }
 
@@ -107,8 +109,8 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 // convolution's geometry.
 func conv1dGeometry(e *Env, x *Array, w Whole, opts Conv1DOptions) (conv1dGeom, error) {
 	const op = "Conv1D"
-	if x == nil {
-		return conv1dGeom{}, e.errorf(op, "nil array")
+	if err := x.live(e, op); err != nil {
+		return conv1dGeom{}, err
 	}
 	shape := x.ann.Tiling.Shape
 	if len(shape) != 2 && len(shape) != 3 {
@@ -157,7 +159,7 @@ func conv1dGeometry(e *Env, x *Array, w Whole, opts Conv1DOptions) (conv1dGeom, 
 
 // conv1dPages convolves the pages of this locality's tile of a page-tiled
 // 3-D x; nothing is communicated.
-func conv1dPages(e *Env, x *Array, w Whole, g conv1dGeom) (*Array, error) {
+func conv1dPages(e *Env, k uint64, x *Array, w Whole, g conv1dGeom) (*Array, error) {
 	shape := x.ann.Tiling.Shape
 	for i, t := range x.ann.Tiling.Tiles {
 		if t.Halo[1].Len() != shape[1] || t.Halo[2].Len() != shape[2] {
@@ -173,18 +175,18 @@ func conv1dPages(e *Env, x *Array, w Whole, g conv1dGeom) (*Array, error) {
 			Halo:  annotate.Block{tile.Halo[0], {Start: 0, Stop: g.outLen}, {Start: 0, Stop: g.out}},
 		}
 	}
-	ann := x.ann.Next()
+	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	h := ann.Local().Halo
-	out := &Array{ann: ann, data: make([]float64, h.Size())}
-	conv1dLocal(x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, out.data)
-	return out, nil
+	data := make([]float64, h.Size())
+	conv1dLocal(x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, data)
+	return e.newArray("Conv1D", ann, data)
 }
 
 // conv1dSteps convolves a 2-D x: the result is row-tiled over the output
 // steps, and each locality receives the input steps its own need through
 // one AllToAllV on reservation r.
-func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, x *Array, w Whole, g conv1dGeom) (*Array, error) {
+func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x *Array, w Whole, g conv1dGeom) (*Array, error) {
 	const op = "Conv1D"
 	outShape := []int{g.outLen, g.out}
 	t, err := annotate.New(annotate.Row, outShape, e.Size())
@@ -226,12 +228,12 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, x *Array, 
 		k := 0
 		walk(shape, nb, p, func(local, _ int) { src[local] = got[i][k]; k++ })
 	}
-	ann := x.ann.Next()
+	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	o := ann.Local().Owned[0]
-	out := &Array{ann: ann, data: make([]float64, ann.Local().Halo.Size())}
-	conv1dLocal(src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, out.data)
-	return out, nil
+	data := make([]float64, ann.Local().Halo.Size())
+	conv1dLocal(src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data)
+	return e.newArray("Conv1D", ann, data)
 }
 
 // conv1dLocal computes output steps [t0, t1) of pages sequences held in

@@ -213,18 +213,18 @@ func (rd *csvReader) read(ctx context.Context, rs [3]*runtime.Reservation) (*Arr
 	// Step 3: read and parse this locality's tile.
 	h := ann.Local().Halo
 	g0, g1 := rd.rowRange(shape, h)
-	a := &Array{ann: ann, data: make([]float64, h.Size())}
+	data := make([]float64, h.Size())
 	if g1 > g0 {
 		from, to := int64(bounds[4*me]), int64(bounds[4*me+2])
 		line := int(bounds[4*me+1])
-		if err := rd.parse(shape, h, g0, g1, from, to, line, cols, a.data); err != nil {
+		if err := rd.parse(shape, h, g0, g1, from, to, line, cols, data); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := e.comm.Barrier(rs[2].Context(ctx)).Get(ctx); err != nil {
 		return nil, e.wrap("ReadCSV", err)
 	}
-	return a, nil
+	return e.newArray("ReadCSV", ann, data)
 }
 
 // rowRange returns the rows of the file, [g0, g1), that block b of an

@@ -8,7 +8,8 @@ import (
 )
 
 // Diag returns the diagonal of a, as numpy's diag (Listing 4's
-// diag(conf_u)); the result has a's name, generation + 1.
+// diag(conf_u)); the result is named as a derived result of a (its base
+// name with "~k", generation + 1).
 //
 // A vector of n elements gives the n x n matrix with the vector on its
 // diagonal, row-tiled as the vector is: locality i holds the rows of the
@@ -26,6 +27,7 @@ import (
 // unused.
 func Diag(ctx context.Context, e *Env, v *runtime.Future[*Array]) *runtime.Future[*Array] {
 	const op = "Diag"
+	k := e.derive()
 	r, err := e.reserve(op)
 	if err != nil {
 		return runtime.MakeFailed[*Array](err)
@@ -40,21 +42,21 @@ func Diag(ctx context.Context, e *Env, v *runtime.Future[*Array]) *runtime.Futur
 		if err != nil {
 			return nil, err
 		}
-		if x == nil {
-			return nil, e.errorf(op, "nil array")
+		if err := x.live(e, op); err != nil {
+			return nil, err
 		}
 		switch x.NDim() {
 		case 1:
-			return diagMatrix(e, x)
+			return diagMatrix(e, k, x)
 		case 2:
-			return diagVector(ctx, e, r, x)
+			return diagVector(ctx, e, r, k, x)
 		}
 		return nil, e.errorf(op, "array %s of shape %v: want a vector or a matrix", x.Name(), x.ann.Tiling.Shape)
 	})
 }
 
 // diagMatrix puts vector x on the diagonal of a row-tiled matrix.
-func diagMatrix(e *Env, x *Array) (*Array, error) {
+func diagMatrix(e *Env, k uint64, x *Array) (*Array, error) {
 	n := x.ann.Tiling.Shape[0]
 	owned := make([]annotate.Block, len(x.ann.Tiling.Tiles))
 	for i, t := range x.ann.Tiling.Tiles {
@@ -64,19 +66,19 @@ func diagMatrix(e *Env, x *Array) (*Array, error) {
 	if err != nil {
 		return nil, e.errorf("Diag", "array %s: %v", x.Name(), err)
 	}
-	ann := x.ann.Next()
+	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	rows := ann.Local().Owned[0]
-	out := &Array{ann: ann, data: make([]float64, rows.Len()*n)}
+	data := make([]float64, rows.Len()*n)
 	h := x.ann.Local().Halo[0]
 	for r := rows.Start; r < rows.Stop; r++ {
-		out.data[(r-rows.Start)*n+r] = x.data[r-h.Start]
+		data[(r-rows.Start)*n+r] = x.data[r-h.Start]
 	}
-	return out, nil
+	return e.newArray("Diag", ann, data)
 }
 
 // diagVector takes the diagonal of matrix x.
-func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, x *Array) (*Array, error) {
+func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x *Array) (*Array, error) {
 	const op = "Diag"
 	shape := x.ann.Tiling.Shape
 	m := min(shape[0], shape[1])
@@ -97,22 +99,22 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, x *Array) (
 		natural[i] = annotate.Block{s}
 	}
 	h := x.ann.Local().Halo
-	at := func(k int) float64 { // diagonal element k, in the held block
-		return x.data[(k-h[0].Start)*h[1].Len()+(k-h[1].Start)]
+	at := func(i int) float64 { // diagonal element i, in the held block
+		return x.data[(i-h[0].Start)*h[1].Len()+(i-h[1].Start)]
 	}
 	if isNatural {
 		t, err := annotate.NewUser([]int{m}, natural)
 		if err != nil {
 			return nil, e.errorf(op, "array %s: %v", x.Name(), err)
 		}
-		ann := x.ann.Next()
+		ann := derivedAnnotation(k, x)
 		ann.Tiling = t
 		s := ann.Local().Owned[0]
-		out := &Array{ann: ann, data: make([]float64, s.Len())}
-		for k := s.Start; k < s.Stop; k++ {
-			out.data[k-s.Start] = at(k)
+		data := make([]float64, s.Len())
+		for i := s.Start; i < s.Stop; i++ {
+			data[i-s.Start] = at(i)
 		}
-		return out, nil
+		return e.newArray(op, ann, data)
 	}
 	t, err := annotate.New(annotate.Row, []int{m}, e.Size())
 	if err != nil {
@@ -123,8 +125,8 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, x *Array) (
 	for j, tile := range t.Tiles {
 		if s, ok := mine.Intersect(tile.Owned[0]); ok {
 			b := make([]float64, 0, s.Len())
-			for k := s.Start; k < s.Stop; k++ {
-				b = append(b, at(k))
+			for i := s.Start; i < s.Stop; i++ {
+				b = append(b, at(i))
 			}
 			blocks[j] = b
 		}
@@ -133,10 +135,10 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, x *Array) (
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}
-	ann := x.ann.Next()
+	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	want := ann.Local().Owned[0]
-	out := &Array{ann: ann, data: make([]float64, want.Len())}
+	data := make([]float64, want.Len())
 	for i, tile := range x.ann.Tiling.Tiles {
 		d, ok := onDiag(tile.Owned)
 		if !ok {
@@ -149,7 +151,7 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, x *Array) (
 		if len(got[i]) != s.Len() {
 			return nil, e.errorf(op, "array %s: locality %d sent %d diagonal elements for %v, want %d", x.Name(), i, len(got[i]), s, s.Len())
 		}
-		copy(out.data[s.Start-want.Start:], got[i])
+		copy(data[s.Start-want.Start:], got[i])
 	}
-	return out, nil
+	return e.newArray(op, ann, data)
 }
