@@ -69,13 +69,32 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	}
 	parent := TaskGUID(ctx)
 	if target.loc == rt.here {
+		var tc []byte
+		var endCall func(error)
+		if rt.cfg.Spans != nil {
+			tc, endCall = rt.startCallSpan(ctx, rt.here, act.name, parent)
+		}
 		rt.sched.spawn(rt.ctx, parent, act.name, 0, func(tctx context.Context) {
+			var endServe func(error)
+			if endCall != nil {
+				tctx, endServe = rt.startServeSpan(tctx, rt.here, act.name, tc)
+			}
 			r, _, err := callAction(tctx, act.fn, args)
 			if err != nil {
 				err = &ActionError{rt.here, act.name, err}
 			}
+			if endCall != nil {
+				endServe(err)
+				endCall(err)
+			}
 			f.set(r, err)
-		}, func(err error) { f.set(*new(R), &ActionError{rt.here, act.name, err}) })
+		}, func(err error) {
+			err = &ActionError{rt.here, act.name, err}
+			if endCall != nil {
+				endCall(err)
+			}
+			f.set(*new(R), err)
+		})
 		return f
 	}
 	if target.loc >= rt.n {
@@ -102,7 +121,13 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		}
 		f.set(r, err)
 	}
-	rt.call(ctx, target.loc, act.name, parent, b, chunks, bufs, done)
+	var tc []byte
+	if rt.cfg.Spans != nil {
+		var end func(error)
+		tc, end = rt.startCallSpan(ctx, target.loc, act.name, parent)
+		done = spanDone(end, done)
+	}
+	rt.call(ctx, target.loc, act.name, parent, b, chunks, bufs, tc, done)
 	return f
 }
 
@@ -112,6 +137,18 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 // is named after fn for observers; a panic in fn fails the future with
 // ErrActionPanic.
 func Spawn[R any](ctx context.Context, rt *Runtime, fn func(ctx context.Context) (R, error)) *Future[R] {
+	return spawnTask(ctx, rt, "", fn)
+}
+
+// SpawnNamed is Spawn for a task with a name of its own: the region its
+// work shows under in traces and profiles, such as a primitive's name
+// ("dot_d") or a program's phase ("als.solve"), instead of fn's Go name.
+func SpawnNamed[R any](ctx context.Context, rt *Runtime, name string, fn func(ctx context.Context) (R, error)) *Future[R] {
+	return spawnTask(ctx, rt, name, fn)
+}
+
+// spawnTask is Spawn and SpawnNamed; name "" names the task after fn.
+func spawnTask[R any](ctx context.Context, rt *Runtime, name string, fn func(ctx context.Context) (R, error)) *Future[R] {
 	f := newFuture[R](rt.sched)
 	run := func(tctx context.Context) {
 		r, err := callFunc(tctx, fn)
@@ -129,7 +166,7 @@ func Spawn[R any](ctx context.Context, rt *Runtime, fn func(ctx context.Context)
 			plain(wctx)
 		}
 	}
-	rt.sched.spawn(rt.ctx, TaskGUID(ctx), "", funcPC(fn), run, func(err error) { f.set(*new(R), err) })
+	rt.sched.spawn(rt.spanBase(ctx), TaskGUID(ctx), name, funcPC(fn), run, func(err error) { f.set(*new(R), err) })
 	return f
 }
 

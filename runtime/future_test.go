@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -290,5 +292,28 @@ func TestShutdownReleasesWaiters(t *testing.T) {
 	late := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return 2, nil })
 	if _, err := late.Get(ctx); !errors.Is(err, ErrShutdown) {
 		t.Errorf("task spawned after shutdown: %v, want ErrShutdown", err)
+	}
+}
+
+// A task from SpawnNamed reaches observers under its name; one from Spawn
+// under its function's.
+func TestSpawnNamedNamesTheTask(t *testing.T) {
+	ctx := testCtx(t)
+	rec := newRecorder()
+	rt := startOne(t, Config{Lanes: 1, Observer: rec})
+	named := SpawnNamed(ctx, rt, "phase.solve", func(ctx context.Context) (int, error) { return 1, nil })
+	plain := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return 2, nil })
+	if _, err := WhenAll(named, plain).Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt.Finalize(ctx)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var names []string
+	for _, i := range rec.stops {
+		names = append(names, i.Name)
+	}
+	if !slices.Contains(names, "phase.solve") || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "TestSpawnNamedNamesTheTask.func2") }) {
+		t.Errorf("task names %q: want phase.solve and the plain task's function", names)
 	}
 }
