@@ -8,9 +8,9 @@
 //	                             "ready" after the first
 //
 // A tree node is the action "tracejob.node": a node above the leaves
-// spawns a local task (tracejob.leaf, a Go function) and calls the node
-// below on the next locality, then waits for both — so its task yields
-// and resumes, and the tree crosses every locality. The OTF2 event chunks
+// spawns a local task (main.leaf, a Go function) and calls the nodes below
+// on the next two localities, then waits for the three — so its task
+// yields and resumes, and the tree crosses every locality. The OTF2 event chunks
 // are the smallest libotf2 allows, so that a lane's events fill several.
 package main
 
@@ -43,17 +43,18 @@ func main() {
 		}
 		rt := runtime.FromContext(ctx)
 		local := runtime.Spawn(ctx, rt, leaf)
-		next := rt.Locality((rt.Here() + 1) % rt.NumLocalities())
-		remote := runtime.Async(ctx, next, node, depth-1)
-		a, err := local.Get(ctx)
-		if err != nil {
-			return 0, err
+		n := rt.NumLocalities()
+		left := runtime.Async(ctx, rt.Locality((rt.Here()+1)%n), node, depth-1)
+		right := runtime.Async(ctx, rt.Locality((rt.Here()+2)%n), node, depth-1)
+		sum := 1
+		for _, f := range []*runtime.Future[int]{local, left, right} {
+			v, err := f.Get(ctx)
+			if err != nil {
+				return 0, err
+			}
+			sum += v
 		}
-		b, err := remote.Get(ctx)
-		if err != nil {
-			return 0, err
-		}
-		return 1 + a + b, nil
+		return sum, nil
 	})
 	args := os.Args[1:]
 	mode := "run"
