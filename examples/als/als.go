@@ -123,7 +123,7 @@ func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto [
 	var tasks []*runtime.Future[struct{}]
 	for r0 := 0; r0 < s.rows(); r0 += rowsPerTask {
 		r1 := min(r0+rowsPerTask, s.rows())
-		tasks = append(tasks, runtime.Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
+		tasks = append(tasks, runtime.SpawnNamed(ctx, rt, "als.solve", func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, solveBlock(s, o, oto, p, r0, r1, out)
 		}))
 	}
