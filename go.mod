@@ -3,6 +3,7 @@ module github.com/tessera-amt/tessera
 go 1.24.0
 
 require (
+	github.com/lesismal/nbio v1.6.12
 	github.com/tinylib/msgp v1.6.5
 	gonum.org/v1/gonum v0.17.0
 )

@@ -1,0 +1,964 @@
+package parcel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lesismal/nbio"
+)
+
+// NBIOConfig configures an NBIO parcelport. Zero values take the defaults
+// noted.
+type NBIOConfig struct {
+	Locality uint32       // this locality's id
+	Listener net.Listener // where peers connect; required, closed by Close
+	Secret   []byte       // the job secret; required, at least 16 bytes
+	Handler  Handler      // receives parcels; required
+
+	MaxFrame int64 // largest frame body accepted; DefaultMaxFrame
+	// Window bounds the bytes per peer that nbio holds written but not yet
+	// sent; a Send that would exceed it blocks. 4 MiB; at least 256 KiB.
+	Window            int
+	HeartbeatInterval time.Duration // idle time before a heartbeat is sent; 500ms
+	HeartbeatTimeout  time.Duration // silence after which a peer is down; 5s
+	HandshakeTimeout  time.Duration // limit on one handshake; 10s
+	Logger            *slog.Logger  // slog.Default() when nil
+}
+
+// DefaultNBIOWindow is NBIOConfig.Window's default.
+const DefaultNBIOWindow = 4 << 20
+
+func (c *NBIOConfig) validate() error {
+	switch {
+	case c.Listener == nil:
+		return errors.New("parcel: NBIOConfig.Listener is nil")
+	case len(c.Secret) < 16:
+		return errors.New("parcel: NBIOConfig.Secret is shorter than 16 bytes")
+	case c.Handler == nil:
+		return errors.New("parcel: NBIOConfig.Handler is nil")
+	case c.Window != 0 && c.Window < minNBIOWindow:
+		return fmt.Errorf("parcel: NBIOConfig.Window of %d bytes, at least %d", c.Window, minNBIOWindow)
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = DefaultMaxFrame
+	}
+	if c.Window == 0 {
+		c.Window = DefaultNBIOWindow
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 500 * time.Millisecond
+	}
+	if c.HeartbeatTimeout <= 0 {
+		c.HeartbeatTimeout = 5 * time.Second
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+const (
+	minNBIOWindow = 256 << 10
+	// Frames up to this long are copied into the peer's outgoing buffer,
+	// where frames queued together leave in one write; longer ones are
+	// written from the caller's memory.
+	nbioCoalesceMax = 16 << 10
+	// The outgoing buffer kept between writes; a larger one is dropped.
+	nbioKeepBuffer = 256 << 10
+)
+
+// NBIO is the alternative parcelport: the same handshake, frames and
+// heartbeats as TCP over github.com/lesismal/nbio's event loop. One poller
+// goroutine reads every connection of the port; it decodes frames as bytes
+// arrive and reads a chunk straight into the memory Handler.Buffer provides.
+//
+// nbio's Write never blocks: what the socket does not take is copied into
+// a cache that nbio sends as the socket drains. Send therefore returns once
+// its parcel is in the socket or that cache, and blocks (until its context
+// ends) while the bytes nbio holds unsent for the peer would exceed
+// NBIOConfig.Window; nbio's write callback returns the window as it sends.
+// Small parcels are copied into a per-peer buffer, and the sender that finds
+// nobody writing writes everything buffered in one call.
+type NBIO struct {
+	cfg    NBIOConfig
+	engine *nbio.Engine
+
+	mu      sync.Mutex
+	peers   map[uint32]*nbioPeer
+	shaking map[net.Conn]struct{}
+	closed  bool
+	stop    chan struct{} // closed by Close: the heartbeat goroutine ends
+	wg      sync.WaitGroup
+}
+
+// NewNBIO starts an nbio engine and accepts connections on cfg.Listener.
+func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	t := &NBIO{cfg: cfg, peers: make(map[uint32]*nbioPeer), shaking: make(map[net.Conn]struct{}), stop: make(chan struct{})}
+	t.engine = nbio.NewEngine(nbio.Config{
+		Name:           fmt.Sprintf("tessera-L%d", cfg.Locality),
+		NPoller:        1,
+		ReadBufferSize: 4 << 10, // the poller's own buffer; the port reads into its own
+		// A backstop: the window keeps the cache below this, and should it
+		// not, nbio closes the connection instead of growing the cache.
+		MaxWriteBufferSize: cfg.Window + 1<<20,
+	})
+	t.engine.OnRead(t.onRead)
+	t.engine.OnClose(t.onClose)
+	t.engine.OnWrittenSize(t.onWritten)
+	if err := t.engine.Start(); err != nil {
+		return nil, fmt.Errorf("parcel: locality %d: starting nbio: %w", cfg.Locality, err)
+	}
+	t.wg.Add(2)
+	go func() { defer t.wg.Done(); t.acceptLoop() }()
+	go func() { defer t.wg.Done(); t.heartbeats() }()
+	return t, nil
+}
+
+// Addr returns the listener's address.
+func (t *NBIO) Addr() string { return t.cfg.Listener.Addr().String() }
+
+type nbioPeer struct {
+	id    uint32
+	port  *NBIO
+	conn  *nbio.Conn // set by start, under mu, before nbio has it
+	ctr   counters
+	dec   *frameDecoder // the poller goroutine's
+	ready atomic.Bool   // set once p is complete, before nbio has the connection
+
+	mu       sync.Mutex
+	out      []byte        // small frames waiting for the writer; guarded by mu
+	flushing bool          // someone holds the connection for writing; guarded by mu
+	changed  chan struct{} // closed (and replaced) when a waiter may proceed; guarded by mu
+	waiting  int           // senders blocked; guarded by mu
+	nwait    atomic.Int32  // goroutines waiting on changed, for onWritten
+
+	accepted atomic.Int64 // bytes handed to conn.Write
+	written  atomic.Int64 // bytes nbio wrote to the socket
+	peak     atomic.Int64 // most bytes nbio held unsent after a write
+
+	lastRead, lastWrite atomic.Int64 // unix nanoseconds
+	gotBye, closing     atomic.Bool
+
+	downOnce sync.Once
+	down     chan struct{} // closed when the connection is gone
+	downErr  error         // why; set before down is closed
+	eof      chan struct{} // closed when the reader reaches the end of the stream
+	eofOnce  sync.Once
+	handed   chan struct{} // closed once start (or release) is done with p
+}
+
+// unsent is what nbio holds written but not sent.
+func (p *nbioPeer) unsent() int64 { return p.accepted.Load() - p.written.Load() }
+
+func (t *NBIO) acceptLoop() {
+	for {
+		c, err := t.cfg.Listener.Accept()
+		if err != nil {
+			t.mu.Lock()
+			closed := t.closed
+			t.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			t.cfg.Logger.Warn("parcel: accept failed", "locality", t.cfg.Locality, "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			t.accept(c)
+		}()
+	}
+}
+
+func (t *NBIO) accept(c net.Conn) {
+	if !t.shake(c) {
+		c.Close()
+		return
+	}
+	c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	var reserved *nbioPeer
+	_, err := acceptHandshake(c, t.cfg.Locality, t.cfg.Secret, func(peer uint32) error {
+		p, err := t.reserve(peer, c)
+		reserved = p
+		return err
+	})
+	t.shaken(c)
+	if err != nil {
+		if reserved != nil {
+			t.release(reserved, err)
+		}
+		t.cfg.Logger.Warn("parcel: dropped connection that failed the handshake",
+			"locality", t.cfg.Locality, "remote", c.RemoteAddr().String(), "err", err)
+		c.Close()
+		return
+	}
+	c.SetDeadline(time.Time{})
+	t.start(reserved, c)
+}
+
+func (t *NBIO) shake(c net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.shaking[c] = struct{}{}
+	return true
+}
+
+func (t *NBIO) shaken(c net.Conn) {
+	t.mu.Lock()
+	delete(t.shaking, c)
+	t.mu.Unlock()
+}
+
+// Connect dials peer at addr, retrying refused connections until ctx ends,
+// and runs the handshake.
+func (t *NBIO) Connect(ctx context.Context, peer uint32, addr string) error {
+	var d net.Dialer
+	backoff := 10 * time.Millisecond
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			if err = t.dialed(ctx, peer, c); err != nil {
+				c.Close()
+				return &PeerError{peer, "connect", err}
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return &PeerError{peer, "connect", fmt.Errorf("dialing %s: %w (last error: %v)", addr, context.Cause(ctx), err)}
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+func (t *NBIO) dialed(ctx context.Context, peer uint32, c net.Conn) error {
+	deadline := time.Now().Add(t.cfg.HandshakeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if !t.shake(c) {
+		return ErrClosed
+	}
+	c.SetDeadline(deadline)
+	err := dialHandshake(c, t.cfg.Locality, peer, t.cfg.Secret)
+	t.shaken(c)
+	if err != nil {
+		return err
+	}
+	c.SetDeadline(time.Time{})
+	p, err := t.reserve(peer, c)
+	if err != nil {
+		return err
+	}
+	t.start(p, c)
+	return nil
+}
+
+// reserve registers the peer id that completed (or is completing) the
+// handshake on c. Senders may find it from now on; they queue until start
+// hands the connection over, since the handshake may not be over yet.
+func (t *NBIO) reserve(id uint32, c net.Conn) (*nbioPeer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed:
+		return nil, ErrClosed
+	case id == t.cfg.Locality:
+		return nil, fmt.Errorf("locality %d connected to itself", id)
+	case t.peers[id] != nil:
+		return nil, fmt.Errorf("locality %d is already connected", id)
+	}
+	p := &nbioPeer{id: id, port: t, changed: make(chan struct{}), down: make(chan struct{}), eof: make(chan struct{}),
+		handed: make(chan struct{}), flushing: true, dec: newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)}
+	now := time.Now().UnixNano()
+	p.lastRead.Store(now)
+	p.lastWrite.Store(now)
+	t.peers[id] = p
+	delete(t.shaking, c) // Close says goodbye to it instead of cutting it
+	return p, nil
+}
+
+// release forgets p, reserved by a handshake that failed afterwards.
+func (t *NBIO) release(p *nbioPeer, err error) {
+	t.mu.Lock()
+	if t.peers[p.id] == p {
+		delete(t.peers, p.id)
+	}
+	t.mu.Unlock()
+	p.downOnce.Do(func() {
+		p.downErr = &PeerError{p.id, "connect", err}
+		close(p.down)
+	})
+	close(p.handed)
+}
+
+// start hands the connection c of p, handshake done, to the nbio engine and
+// writes what senders buffered meanwhile.
+func (t *NBIO) start(p *nbioPeer, c net.Conn) {
+	defer close(p.handed)
+	conn, err := nbio.NBConn(c) // a duplicate of c's socket; c is closed
+	if err == nil {
+		conn.SetSession(p)
+		// nbio's poller finds p through the connection with no
+		// synchronisation the race detector sees; this store and the load
+		// in every callback are that synchronisation.
+		p.ready.Store(true)
+		p.mu.Lock()
+		p.conn = conn
+		p.mu.Unlock()
+		select {
+		case <-p.down: // Close got here first
+			conn.Close()
+			p.mu.Lock()
+			p.out = nil
+			p.release()
+			p.mu.Unlock()
+			return
+		default:
+		}
+		_, err = t.engine.AddConn(conn)
+	}
+	if err != nil {
+		c.Close()
+		t.fail(p, &PeerError{p.id, "connect", fmt.Errorf("%w: handing the connection to nbio: %w", ErrPeerDown, err)})
+		p.mu.Lock()
+		p.out = nil
+		p.release()
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Lock()
+	err = p.flushLocked()
+	p.release()
+	p.mu.Unlock()
+	if err != nil {
+		t.writeFailed(p, err)
+	}
+}
+
+// peerOf returns the peer a connection of the engine belongs to.
+func peerOf(c *nbio.Conn) *nbioPeer {
+	p, _ := c.Session().(*nbioPeer)
+	if p == nil || !p.ready.Load() {
+		return nil
+	}
+	return p
+}
+
+// usable returns nil while parcels may be written to p.
+func (p *nbioPeer) usable() error {
+	select {
+	case <-p.down:
+		return p.downErr
+	default:
+	}
+	if p.closing.Load() || p.gotBye.Load() {
+		return &PeerError{p.id, "send", ErrClosed}
+	}
+	return nil
+}
+
+// fail marks p down with err once, closes the connection and, unless the
+// loss was expected, tells the handler. It must not be called with p.mu
+// held.
+func (t *NBIO) fail(p *nbioPeer, err error) {
+	p.downOnce.Do(func() {
+		expected := p.closing.Load() || p.gotBye.Load()
+		if expected {
+			err = &PeerError{p.id, "send", ErrClosed}
+		}
+		p.downErr = err
+		close(p.down)
+		p.mu.Lock()
+		c := p.conn
+		p.mu.Unlock()
+		if c != nil {
+			c.Close()
+		}
+		if !expected {
+			t.cfg.Handler.PeerDown(p.id, err)
+		}
+	})
+}
+
+func (t *NBIO) writeFailed(p *nbioPeer, err error) error {
+	t.fail(p, &PeerError{p.id, "write", fmt.Errorf("%w: %w", ErrPeerDown, err)})
+	return p.downErr
+}
+
+// signal wakes the goroutines waiting on p.changed. Called with p.mu held.
+func (p *nbioPeer) signal() {
+	if p.nwait.Load() > 0 {
+		close(p.changed)
+		p.changed = make(chan struct{})
+	}
+}
+
+// release gives up the connection held for writing. Called with p.mu held.
+func (p *nbioPeer) release() {
+	p.flushing = false
+	p.signal()
+}
+
+// wait waits, with p.mu held, until ready holds. It gives up when ctx (if
+// not nil) ends or the connection goes down.
+func (p *nbioPeer) wait(ctx context.Context, ready func() bool) error {
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	p.nwait.Add(1) // before looking: see onWritten
+	defer p.nwait.Add(-1)
+	for !ready() {
+		select {
+		case <-p.down:
+			return p.downErr
+		default:
+		}
+		ch := p.changed
+		p.waiting++
+		p.mu.Unlock()
+		var err error
+		select {
+		case <-ch:
+		case <-p.down:
+		case <-done:
+			err = &PeerError{p.id, "send", context.Cause(ctx)}
+		}
+		p.mu.Lock()
+		p.waiting--
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onWritten is nbio's report that n bytes went into the socket: the window
+// opens by as much.
+func (t *NBIO) onWritten(c *nbio.Conn, _ []byte, n int) {
+	p := peerOf(c)
+	if p == nil {
+		return
+	}
+	p.written.Add(int64(n))
+	if p.nwait.Load() > 0 {
+		p.mu.Lock()
+		p.signal()
+		p.mu.Unlock()
+	}
+}
+
+// write hands b to nbio. Only the holder of the connection calls it, without
+// p.mu.
+func (p *nbioPeer) write(b []byte) error {
+	p.accepted.Add(int64(len(b)))
+	_, err := p.conn.Write(b)
+	p.lastWrite.Store(time.Now().UnixNano())
+	p.ctr.writes.Add(1)
+	if err != nil {
+		return err
+	}
+	p.ctr.bytesSent.Add(uint64(len(b)))
+	if u := p.unsent(); u > p.peak.Load() {
+		p.peak.Store(u)
+	}
+	return nil
+}
+
+// flushLocked writes p.out until it is empty. The caller holds the
+// connection (flushing) and p.mu, which is let go of during each write.
+func (p *nbioPeer) flushLocked() error {
+	for len(p.out) > 0 {
+		buf := p.out
+		p.out = nil
+		p.mu.Unlock()
+		err := p.write(buf)
+		p.mu.Lock()
+		if p.out == nil && cap(buf) <= nbioKeepBuffer {
+			p.out = buf[:0]
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Send writes pc to its destination; see Parcelport. It returns once the
+// parcel is in the socket or in nbio's cache.
+func (t *NBIO) Send(ctx context.Context, pc *Parcel) error {
+	pc.Header.Source = t.cfg.Locality
+	if err := ctx.Err(); err != nil {
+		return &PeerError{pc.Header.Dest, "send", context.Cause(ctx)}
+	}
+	if err := checkSend(pc, t.cfg.MaxFrame); err != nil {
+		return &PeerError{pc.Header.Dest, "send", err}
+	}
+	p, err := t.peer(pc.Header.Dest)
+	if err != nil {
+		return err
+	}
+	if err := p.usable(); err != nil {
+		return err
+	}
+	size := 0
+	for _, c := range pc.Chunks {
+		size += len(c)
+	}
+	if size <= nbioCoalesceMax {
+		return t.sendSmall(ctx, p, pc)
+	}
+	return t.sendLarge(ctx, p, pc)
+}
+
+// sendSmall copies the frame of pc into p.out and, unless somebody holds the
+// connection (and so will write it), writes p.out.
+func (t *NBIO) sendSmall(ctx context.Context, p *nbioPeer, pc *Parcel) error {
+	p.mu.Lock()
+	start := len(p.out)
+	out, err := AppendFrameHead(p.out, &pc.Header, pc.Chunks)
+	if err != nil {
+		p.mu.Unlock()
+		return &PeerError{p.id, "send", err}
+	}
+	for _, c := range pc.Chunks {
+		out = append(out, c...)
+	}
+	n := len(out) - start
+	window := int64(t.cfg.Window)
+	fits := func() bool {
+		used := p.unsent() + int64(len(p.out))
+		return used == 0 || used+int64(n) <= window
+	}
+	if !fits() {
+		// Wait for room with the frame taken out again: p.out may be
+		// written (and replaced) meanwhile.
+		frame := append([]byte(nil), out[start:]...)
+		p.out = out[:start]
+		if err := p.wait(ctx, fits); err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		out = append(p.out, frame...)
+	}
+	if err := p.usable(); err != nil {
+		p.out = out[:len(out)-n]
+		p.mu.Unlock()
+		return err
+	}
+	p.out = out
+	p.ctr.parcelsSent.Add(1)
+	if p.flushing {
+		p.mu.Unlock()
+		return nil // the holder writes it
+	}
+	p.flushing = true
+	err = p.flushLocked()
+	p.release()
+	p.mu.Unlock()
+	if err != nil {
+		return t.writeFailed(p, err)
+	}
+	return nil
+}
+
+// sendLarge takes the connection, writes what is buffered before it, then
+// pc's frame from the caller's memory, piece by piece as the window allows.
+// Once its first byte is written a frame is finished whatever ctx says: the
+// stream cannot be cut mid-frame.
+func (t *NBIO) sendLarge(ctx context.Context, p *nbioPeer, pc *Parcel) error {
+	head, err := AppendFrameHead(nil, &pc.Header, pc.Chunks)
+	if err != nil {
+		return &PeerError{p.id, "send", err}
+	}
+	p.mu.Lock()
+	window := int64(t.cfg.Window)
+	if err := p.wait(ctx, func() bool { return !p.flushing && p.unsent()+int64(len(p.out)) < window }); err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	if err := p.usable(); err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	p.flushing = true
+	err = p.flushLocked()
+	p.mu.Unlock()
+	if err == nil {
+		if err = p.writeWindowed(head); err == nil {
+			for _, c := range pc.Chunks {
+				if err = p.writeWindowed(c); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err == nil {
+		p.ctr.parcelsSent.Add(1)
+	}
+	p.mu.Lock()
+	if err == nil {
+		err = p.flushLocked() // small frames queued behind this one
+	}
+	p.release()
+	p.mu.Unlock()
+	var stopped *stoppedError
+	switch {
+	case errors.As(err, &stopped):
+		return stopped.err
+	case err != nil:
+		return t.writeFailed(p, err)
+	}
+	return nil
+}
+
+// stoppedError is a write that stopped because the connection went down
+// (or is being closed) while it waited for the window.
+type stoppedError struct{ err error }
+
+func (e *stoppedError) Error() string { return e.err.Error() }
+
+// writeWindowed writes b in pieces that keep what nbio holds unsent within
+// the window. The caller holds the connection, not p.mu.
+func (p *nbioPeer) writeWindowed(b []byte) error {
+	window := int64(p.port.cfg.Window)
+	for len(b) > 0 {
+		p.mu.Lock()
+		var room int64
+		err := p.wait(nil, func() bool {
+			room = window - p.unsent() - int64(len(p.out))
+			return room > 0
+		})
+		p.mu.Unlock()
+		if err != nil {
+			return &stoppedError{err}
+		}
+		n := int(min(room, int64(len(b))))
+		if err := p.write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// checkSend refuses a parcel the receiving side would refuse, before it
+// costs the connection.
+func checkSend(pc *Parcel, maxFrame int64) error {
+	if pc.Header.Kind == KindHeartbeat {
+		return errors.New("parcel: heartbeats are the parcelport's own")
+	}
+	if err := checkHeader(&pc.Header, len(pc.Chunks)); err != nil {
+		return err
+	}
+	body := int64(headerBound(&pc.Header, len(pc.Chunks)))
+	for _, c := range pc.Chunks {
+		body += int64(len(c))
+	}
+	if body > maxFrame {
+		return fmt.Errorf("%w: parcel of up to %d bytes, limit %d", ErrFrameTooLarge, body, maxFrame)
+	}
+	return nil
+}
+
+// sendControl writes one of the port's own frames (a heartbeat, the
+// goodbye) without waiting for the window. If somebody holds the
+// connection the frame goes out after what they write.
+func (t *NBIO) sendControl(p *nbioPeer, verb string) {
+	hb := Header{Kind: KindHeartbeat, Action: verb, Source: t.cfg.Locality, Dest: p.id}
+	p.mu.Lock()
+	out, err := AppendFrameHead(p.out, &hb, nil)
+	if err != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.out = out
+	if p.flushing {
+		p.mu.Unlock()
+		return
+	}
+	p.flushing = true
+	err = p.flushLocked()
+	p.release()
+	p.mu.Unlock()
+	if err != nil {
+		t.writeFailed(p, err)
+	}
+}
+
+func (t *NBIO) peer(id uint32) (*nbioPeer, error) {
+	t.mu.Lock()
+	p := t.peers[id]
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if p == nil {
+		return nil, &PeerError{id, "send", errors.New("not connected")}
+	}
+	return p, nil
+}
+
+// onRead is called on the poller goroutine when c is readable. It reads
+// until the socket is empty: nbio closes a connection whose peer has shut
+// its end as soon as this returns.
+func (t *NBIO) onRead(c *nbio.Conn) {
+	p := peerOf(c)
+	if p == nil {
+		c.Close()
+		return
+	}
+	select {
+	case <-p.down:
+		return
+	default:
+	}
+	deliver := func(pc *Parcel, wire int64) {
+		p.ctr.bytesRecv.Add(uint64(wire))
+		if pc.Header.Kind == KindHeartbeat {
+			if pc.Header.Action == byeVerb {
+				p.gotBye.Store(true)
+			}
+			return
+		}
+		p.ctr.parcelsRecv.Add(1)
+		if p.closing.Load() {
+			return // draining the connection; nobody is listening
+		}
+		t.cfg.Handler.Receive(pc)
+	}
+	for {
+		b, direct := p.dec.space()
+		n, err := c.Read(b)
+		if n > 0 {
+			p.lastRead.Store(time.Now().UnixNano())
+			if ferr := p.dec.fed(n, direct, deliver); ferr != nil {
+				t.fail(p, &PeerError{p.id, "read", t.readError(p, ferr)})
+				return
+			}
+			continue
+		}
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return
+		case err == nil: // end of stream
+			p.eofOnce.Do(func() { close(p.eof) })
+			err = io.EOF
+			if p.dec.midFrame() {
+				err = &FrameError{"frame", io.ErrUnexpectedEOF}
+			}
+		}
+		t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
+		return
+	}
+}
+
+// readError says why reading from p failed; see TCP.readError.
+func (t *NBIO) readError(p *nbioPeer, err error) error {
+	switch {
+	case p.gotBye.Load() || p.closing.Load():
+		return err // expected; fail replaces it
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: connection closed without goodbye (%v)", ErrPeerDown, err)
+	case errors.Is(err, ErrFrameTooLarge):
+		t.cfg.Logger.Error("parcel: refused oversized frame", "locality", t.cfg.Locality, "peer", p.id, "err", err)
+	}
+	return fmt.Errorf("%w: %w", ErrPeerDown, err)
+}
+
+// onClose is nbio's report that a connection is closed, by either side or
+// by nbio itself (a write error, a cache overflow).
+func (t *NBIO) onClose(c *nbio.Conn, err error) {
+	p := peerOf(c)
+	if p == nil {
+		return
+	}
+	p.eofOnce.Do(func() { close(p.eof) })
+	if err == nil {
+		err = io.EOF
+	}
+	t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
+}
+
+// heartbeats sends a heartbeat on every idle connection and declares down
+// the peers that were silent for the heartbeat timeout.
+func (t *NBIO) heartbeats() {
+	tick := time.NewTicker(max(min(t.cfg.HeartbeatInterval/2, t.cfg.HeartbeatTimeout/4), time.Millisecond))
+	defer tick.Stop()
+	var peers []*nbioPeer
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+		}
+		peers = peers[:0]
+		t.mu.Lock()
+		for _, p := range t.peers {
+			peers = append(peers, p)
+		}
+		t.mu.Unlock()
+		now := time.Now()
+		for _, p := range peers {
+			select {
+			case <-p.down:
+				continue
+			default:
+			}
+			if p.closing.Load() || !p.started() {
+				continue
+			}
+			if silent := now.Sub(time.Unix(0, p.lastRead.Load())); silent > t.cfg.HeartbeatTimeout {
+				t.fail(p, &PeerError{p.id, "read", fmt.Errorf("%w: silent for %v (no heartbeat)", ErrPeerDown, silent.Round(time.Millisecond))})
+				continue
+			}
+			if p.usable() == nil && now.Sub(time.Unix(0, p.lastWrite.Load())) >= t.cfg.HeartbeatInterval {
+				t.sendControl(p, "")
+			}
+		}
+	}
+}
+
+// started reports whether start is done with p.
+func (p *nbioPeer) started() bool {
+	select {
+	case <-p.handed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Counters reports the traffic with each connected peer, by peer id.
+// QueueLen is the number of senders waiting for the window.
+func (t *NBIO) Counters() []PeerCounters {
+	t.mu.Lock()
+	peers := make([]*nbioPeer, 0, len(t.peers))
+	for _, p := range t.peers {
+		peers = append(peers, p)
+	}
+	t.mu.Unlock()
+	out := make([]PeerCounters, 0, len(peers))
+	for _, p := range peers {
+		p.mu.Lock()
+		w := p.waiting
+		p.mu.Unlock()
+		out = append(out, p.ctr.snapshot(p.id, w))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Peer < out[j].Peer })
+	return out
+}
+
+// Close says goodbye to every peer and closes the connections, the listener
+// and the nbio engine. It waits for the port's goroutines to end.
+//
+// As for TCP, the goodbye is followed by a half close once nbio has sent
+// everything, and the connection is read until the peer closes its end too
+// (for at most a second or the heartbeat timeout).
+func (t *NBIO) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	peers := make([]*nbioPeer, 0, len(t.peers))
+	for _, p := range t.peers {
+		peers = append(peers, p)
+	}
+	shaking := make([]net.Conn, 0, len(t.shaking))
+	for c := range t.shaking {
+		shaking = append(shaking, c)
+	}
+	t.mu.Unlock()
+	err := t.cfg.Listener.Close()
+	for _, c := range shaking {
+		c.Close()
+	}
+	for _, p := range peers {
+		p.closing.Store(true)
+	}
+	drain := time.Now().Add(min(t.cfg.HeartbeatTimeout, time.Second))
+	var wg sync.WaitGroup
+	for _, p := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.goodbye(p, drain)
+		}()
+	}
+	wg.Wait()
+	close(t.stop)
+	t.wg.Wait()
+	t.engine.Stop()
+	return err
+}
+
+// goodbye sends the goodbye to p, waits until nbio has sent it and the peer
+// has closed its end (or until drain), and closes the connection.
+func (t *NBIO) goodbye(p *nbioPeer, drain time.Time) {
+	defer t.fail(p, ErrClosed) // expected: closing is set
+	// Wait (within a second) for the handshake's end to be handed over,
+	// for the connection to be free, then for nbio to send everything, the
+	// goodbye included.
+	limit, stop := context.WithDeadline(context.Background(), drain)
+	defer stop()
+	select {
+	case <-p.handed:
+	case <-limit.Done():
+		return
+	}
+	select {
+	case <-p.down:
+		return
+	default:
+	}
+	p.mu.Lock()
+	err := p.wait(limit, func() bool { return !p.flushing })
+	p.mu.Unlock()
+	if err != nil {
+		return // a writer is stuck on a peer that does not read: cut it
+	}
+	t.sendControl(p, byeVerb)
+	p.mu.Lock()
+	err = p.wait(limit, func() bool { return !p.flushing && len(p.out) == 0 && p.unsent() == 0 })
+	p.mu.Unlock()
+	if err != nil {
+		return
+	}
+	raw, err := p.conn.SyscallConn()
+	if err != nil {
+		return
+	}
+	raw.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_WR) })
+	select {
+	case <-p.eof:
+	case <-p.down:
+	case <-limit.Done():
+	}
+}
