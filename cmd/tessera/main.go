@@ -9,7 +9,7 @@ import (
 const usage = `usage: tessera <command> [arguments]
 
 Commands:
-  run -n N [--grace D] [--] prog [args...]
+  run -n N [--grace D] [--trace DIR] [--profile P] [--] prog [args...]
         start N localities of the SPMD program prog on this machine
   trace summary|export|check ARCHIVE
         read a run's OTF2 trace: profile and utilisation, Perfetto
@@ -22,6 +22,12 @@ Flags of run:
   --grace D   once a locality has exited with a non-zero status, how long
               to wait for the others to exit by themselves before killing
               them (default 10s)
+  --trace DIR          trace the run: the localities write one OTF2
+                       archive, DIR/tessera.otf2 (sets TESSERA_TRACE)
+  --trace-format F     otf2 (default) or otf2,perfetto: also DIR/trace.json
+                       (sets TESSERA_TRACE_FORMAT)
+  --profile screen|csv locality 0 prints the run's profile at exit, or
+                       writes it to DIR/profile.csv (sets TESSERA_PROFILE)
 `
 
 func main() {

@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -36,6 +38,22 @@ type runOptions struct {
 	// Signals delivers the signals to forward to every child still
 	// running; nil forwards none.
 	Signals <-chan os.Signal
+
+	// Tracing, from --trace, --trace-format and --profile: passed to the
+	// localities as TESSERA_TRACE, TESSERA_TRACE_FORMAT and
+	// TESSERA_PROFILE (replacing inherited ones); "" leaves them as they are.
+	TraceDir, TraceFormat, Profile string
+}
+
+// traceEnv is the environment the tracing flags set.
+func (o *runOptions) traceEnv() map[string]string {
+	env := map[string]string{}
+	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile} {
+		if v != "" {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 func (o *runOptions) validate() error {
@@ -46,6 +64,18 @@ func (o *runOptions) validate() error {
 		return errors.New("no program to run")
 	case o.Grace < 0:
 		return fmt.Errorf("--grace must not be negative, not %v", o.Grace)
+	case o.Profile != "" && o.Profile != "screen" && o.Profile != "csv":
+		return fmt.Errorf("--profile must be screen or csv, not %q", o.Profile)
+	}
+	if o.TraceFormat != "" {
+		for _, f := range strings.Split(o.TraceFormat, ",") {
+			if f = strings.TrimSpace(f); f != "otf2" && f != "perfetto" {
+				return fmt.Errorf("--trace-format: %q is not otf2 or perfetto", f)
+			}
+		}
+		if o.TraceDir == "" {
+			return errors.New("--trace-format needs --trace DIR")
+		}
 	}
 	return nil
 }
@@ -86,15 +116,26 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	n := fs.Int("n", 0, "number of localities")
 	grace := fs.Duration("grace", 10*time.Second, "how long to wait for the other localities after a failure")
+	traceDir := fs.String("trace", "", "write the run's OTF2 trace to this directory")
+	traceFormat := fs.String("trace-format", "", "timelines to write: otf2,perfetto")
+	profile := fs.String("profile", "", "print the profile at exit: screen or csv")
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace}
+	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile}
+	if opts.TraceDir != "" {
+		abs, err := filepath.Abs(opts.TraceDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "tessera run: --trace %s: %v\n", opts.TraceDir, err)
+			return runOptions{}, err
+		}
+		opts.TraceDir = abs
+	}
 	if fs.NArg() > 0 {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--] prog [args...]\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil
@@ -194,8 +235,12 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	if base == nil {
 		base = os.Environ()
 	}
+	traceEnv := opts.traceEnv()
 	base = slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := traceEnv[k]; ok {
+			return true
+		}
 		switch k {
 		case "TESSERA_LOCALITY", "TESSERA_NUM_LOCALITIES", "TESSERA_SECRET", "TESSERA_JOB_ID",
 			"TESSERA_LISTEN_HOST", "TESSERA_ROOT_ADDR", "TESSERA_ROOT_FD":
@@ -216,6 +261,9 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		"TESSERA_LISTEN_HOST=127.0.0.1",
 		"TESSERA_ROOT_ADDR="+rootAddr,
 	)
+	for _, k := range slices.Sorted(maps.Keys(traceEnv)) {
+		base = append(base, k+"="+traceEnv[k])
+	}
 
 	outSink := &syncWriter{w: stdout}
 	errSink := &syncWriter{w: stderr}
