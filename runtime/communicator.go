@@ -573,7 +573,7 @@ func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expe
 		return MakeFailed[T](fmt.Errorf("runtime: %v on communicator %q: %w", op, c.name, err))
 	}
 	early := c.rt.coll.enter(c, gen, op, count, expect)
-	return Spawn(ctx, c.rt, func(wctx context.Context) (T, error) {
+	return SpawnNamed(ctx, c.rt, op.String(), func(wctx context.Context) (T, error) {
 		r := &opRun{c: c, ctx: wctx, gen: gen, op: op, count: count, expect: expect}
 		if early != nil {
 			r.abort(early)

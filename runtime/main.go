@@ -31,7 +31,7 @@ func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt 
 		fmt.Fprintf(stderr, "tessera: %v\n", err)
 		return 1
 	}
-	bodyDone := Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
+	bodyDone := SpawnNamed(ctx, rt, "main", func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, body(ctx, rt)
 	})
 	errc := make(chan error, 1)
