@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"strconv"
+
+	"github.com/tessera-amt/tessera/parcel"
 )
 
 // The environment a locality reads when Config leaves the job unset.
@@ -17,6 +19,7 @@ import (
 //	TESSERA_ROOT_FD                           (locality 0) inherited listener
 //	TESSERA_LISTEN_HOST                       host to listen on
 //	TESSERA_SECRET                            the job secret, hex
+//	TESSERA_PARCELPORT                        tcp (default) or nbio
 //
 // Under slurm (srun), from slurm's own variables: SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_NODELIST (or SLURM_NODELIST) in
@@ -115,4 +118,40 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		c.RootAddr = "127.0.0.1:0"
 	}
 	return nil
+}
+
+// The parcelports a job can choose with TESSERA_PARCELPORT (set by
+// `tessera run --parcelport`) when Config.Parcelport is nil.
+const (
+	ParcelportTCP  = "tcp"  // Go's net (parcel.TCP); the default
+	ParcelportNBIO = "nbio" // github.com/lesismal/nbio (parcel.NBIO)
+)
+
+// envParcelport opens the parcelport TESSERA_PARCELPORT names on ln, or
+// returns nil, nil for the default, TCP. On an error ln is closed.
+func (rt *Runtime) envParcelport(ln net.Listener) (parcel.Parcelport, error) {
+	switch v := os.Getenv("TESSERA_PARCELPORT"); v {
+	case "", ParcelportTCP:
+		return nil, nil
+	case ParcelportNBIO:
+		port, err := parcel.NewNBIO(parcel.NBIOConfig{
+			Locality:          rt.here,
+			Listener:          ln,
+			Secret:            rt.cfg.Secret,
+			Handler:           rt,
+			MaxFrame:          rt.cfg.MaxFrame,
+			HeartbeatInterval: rt.cfg.HeartbeatInterval,
+			HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
+			Logger:            rt.cfg.Logger,
+		})
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
+		}
+		return port, nil
+	default:
+		ln.Close()
+		return nil, fmt.Errorf("runtime: locality %d: environment TESSERA_PARCELPORT=%q: not a parcelport (%s or %s)",
+			rt.here, v, ParcelportTCP, ParcelportNBIO)
+	}
 }

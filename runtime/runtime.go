@@ -31,7 +31,8 @@ type Config struct {
 	// must be the one at RootAddr). Otherwise locality 0 listens on RootAddr
 	// and the others on ListenHost:0.
 	Listener net.Listener
-	// Parcelport builds the port that delivers to h; nil: TCP.
+	// Parcelport builds the port that delivers to h; nil: TCP, or nbio
+	// when TESSERA_PARCELPORT=nbio (bootstrap.go).
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 
 	Registry *Registry    // the actions; nil: none
@@ -176,6 +177,9 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		if ln, err = net.Listen("tcp", addr); err != nil {
 			return nil, fmt.Errorf("runtime: locality %d: listening on %s: %w", rt.here, addr, err)
 		}
+	}
+	if port, err := rt.envParcelport(ln); port != nil || err != nil {
+		return port, err
 	}
 	port, err := parcel.NewTCP(parcel.TCPConfig{
 		Locality:          rt.here,

@@ -9,7 +9,8 @@ import (
 const usage = `usage: tessera <command> [arguments]
 
 Commands:
-  run -n N [--grace D] [--trace DIR] [--profile P] [--] prog [args...]
+  run -n N [--grace D] [--trace DIR] [--profile P] [--parcelport tcp|nbio]
+      [--] prog [args...]
         start N localities of the SPMD program prog on this machine
   trace summary|export|check ARCHIVE
         read a run's OTF2 trace: profile and utilisation, Perfetto
@@ -28,6 +29,9 @@ Flags of run:
                        (sets TESSERA_TRACE_FORMAT)
   --profile screen|csv locality 0 prints the run's profile at exit, or
                        writes it to DIR/profile.csv (sets TESSERA_PROFILE)
+  --parcelport tcp|nbio
+              how the localities talk: Go's net (tcp, the default) or
+              github.com/lesismal/nbio (sets TESSERA_PARCELPORT)
 `
 
 func main() {

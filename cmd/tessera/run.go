@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tessera-amt/tessera/runtime"
 )
 
 // runOptions describes one job: N localities of one program.
@@ -43,12 +45,17 @@ type runOptions struct {
 	// localities as TESSERA_TRACE, TESSERA_TRACE_FORMAT and
 	// TESSERA_PROFILE (replacing inherited ones); "" leaves them as they are.
 	TraceDir, TraceFormat, Profile string
+
+	// Parcelport, from --parcelport: tcp or nbio, passed to the
+	// localities as TESSERA_PARCELPORT; "" leaves it as it is.
+	Parcelport string
 }
 
-// traceEnv is the environment the tracing flags set.
+// traceEnv is the environment the tracing and parcelport flags set.
 func (o *runOptions) traceEnv() map[string]string {
 	env := map[string]string{}
-	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile} {
+	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile,
+		"TESSERA_PARCELPORT": o.Parcelport} {
 		if v != "" {
 			env[k] = v
 		}
@@ -66,6 +73,8 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("--grace must not be negative, not %v", o.Grace)
 	case o.Profile != "" && o.Profile != "screen" && o.Profile != "csv":
 		return fmt.Errorf("--profile must be screen or csv, not %q", o.Profile)
+	case o.Parcelport != "" && o.Parcelport != runtime.ParcelportTCP && o.Parcelport != runtime.ParcelportNBIO:
+		return fmt.Errorf("--parcelport must be %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, o.Parcelport)
 	}
 	if o.TraceFormat != "" {
 		for _, f := range strings.Split(o.TraceFormat, ",") {
@@ -119,10 +128,11 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	traceDir := fs.String("trace", "", "write the run's OTF2 trace to this directory")
 	traceFormat := fs.String("trace-format", "", "timelines to write: otf2,perfetto")
 	profile := fs.String("profile", "", "print the profile at exit: screen or csv")
+	port := fs.String("parcelport", "", "the localities' parcelport: tcp (default) or nbio")
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile}
+	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port}
 	if opts.TraceDir != "" {
 		abs, err := filepath.Abs(opts.TraceDir)
 		if err != nil {
@@ -135,7 +145,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--] prog [args...]\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseRunParcelport(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		want string // TESSERA_PARCELPORT set for the localities; "" none
+	}{
+		{[]string{"-n", "2", "--parcelport", "nbio", "prog"}, "nbio"},
+		{[]string{"-n", "2", "--parcelport", "tcp", "prog"}, "tcp"},
+		{[]string{"-n", "2", "prog"}, ""},
+	} {
+		stderr.Reset()
+		opts, err := parseRunArgs(c.args, &stderr)
+		if err != nil {
+			t.Fatalf("tessera run %q: %v\n%s", c.args, err, stderr.String())
+		}
+		got, set := opts.traceEnv()["TESSERA_PARCELPORT"]
+		if got != c.want || set != (c.want != "") {
+			t.Errorf("tessera run %q sets TESSERA_PARCELPORT=%q (set: %v), want %q", c.args, got, set, c.want)
+		}
+	}
+	stderr.Reset()
+	if _, err := parseRunArgs([]string{"-n", "2", "--parcelport", "udp", "prog"}, &stderr); err == nil ||
+		!strings.Contains(stderr.String(), `--parcelport must be tcp or nbio, not "udp"`) {
+		t.Errorf("tessera run --parcelport udp: %v, stderr %q", err, stderr.String())
+	}
+}

@@ -1,0 +1,54 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The process tests again with every locality on the nbio parcelport
+// (TESSERA_PARCELPORT=nbio, as `tessera run --parcelport nbio` sets it):
+// actions, collectives, a killed and a silent locality, an oversized frame
+// and an intruder, each over real sockets between real processes.
+func TestProcessNBIO(t *testing.T) {
+	t.Setenv("TESSERA_PARCELPORT", ParcelportNBIO)
+	t.Run("Collectives", func(t *testing.T) {
+		job := startProcesses(t, colljob, 4)
+		for i, p := range job.procs {
+			select {
+			case <-p.done:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.stdout, p.stderr)
+			}
+			want := fmt.Sprintf("locality %d ok", i)
+			if code := exitCode(p); code != 0 || !strings.Contains(p.stdout.String(), want) {
+				t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.stdout, p.stderr)
+			}
+			// nbio announces its engine on standard output.
+			if engine := fmt.Sprintf("NBIO Engine[tessera-L%d]", i); !strings.Contains(p.stdout.String(), engine) {
+				t.Errorf("locality %d did not run on nbio (no %q in its output):\n%s", i, engine, p.stdout)
+			}
+		}
+	})
+	t.Run("KilledLocality", TestProcessKilledLocalityFailsTheJob)
+	t.Run("CollectiveKilledLocality", TestProcessCollectiveKilledLocality)
+	t.Run("SilentLocality", TestProcessSilentLocalityFailsTheJob)
+	t.Run("OversizedFrame", TestProcessOversizedFrameRefusedWithoutAllocation)
+	t.Run("WrongSecret", TestProcessWrongSecretIsRejectedAndJobGoesOn)
+}
+
+func TestProcessUnknownParcelport(t *testing.T) {
+	t.Setenv("TESSERA_PARCELPORT", "carrier-pigeon")
+	job := startProcesses(t, colljob, 2)
+	for i, p := range job.procs {
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("locality %d did not exit", i)
+		}
+		if code := exitCode(p); code == 0 || !strings.Contains(p.stderr.String(), `TESSERA_PARCELPORT="carrier-pigeon"`) {
+			t.Errorf("locality %d: exit %d, stderr does not name the bad setting:\n%s", i, code, p.stderr)
+		}
+	}
+}
