@@ -8,11 +8,20 @@ RACE_PKGS := ./parcel/ ./runtime/ ./agas/ ./trace/ ./primitives/ ./cmd/tessera/
 
 .PHONY: demo test test-deps bench lint build clean
 
-build:
-	$(GO) build -o $(BIN)/ ./cmd/tessera ./examples/hello
+# OpenBLAS: with libopenblas-dev and liblapacke-dev installed (pkg-config
+# finds openblas and lapacke), the commands are built with -tags openblas,
+# and `make test` runs the primitives' tests a second time with the tag.
+HAVE_OPENBLAS = pkg-config --exists openblas lapacke 2>/dev/null
+BLAS_TAGS := $(shell $(HAVE_OPENBLAS) && echo -tags openblas)
 
+build:
+	$(GO) build $(BLAS_TAGS) -o $(BIN)/ ./cmd/tessera ./examples/...
+
+# Distributed ALS on $(LOCALITIES) localities with tracing on (scripts/demo.sh):
+# ends with the profile and the paths of the OTF2 archive and Perfetto JSON.
+# RATINGS=file.csv uses a MovieLens ratings file instead of generated data.
 demo: build
-	$(BIN)/tessera run -n $(LOCALITIES) $(BIN)/hello
+	LOCALITIES=$(LOCALITIES) bash scripts/demo.sh $(RATINGS)
 
 # What the tests need from outside Go: slurm (srun, scontrol) and munge,
 # otf2-tools and python3-otf2 (see scripts/test-deps.sh). Installed as root;
@@ -26,6 +35,9 @@ test: build test-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+	@if $(HAVE_OPENBLAS); then echo "$(GO) test -tags openblas ./primitives/ ./cmd/tessera/"; \
+	  $(GO) vet -tags openblas ./primitives/ ./cmd/tessera/ && $(GO) test -tags openblas -count=1 -timeout 15m ./primitives/ ./cmd/tessera/; \
+	 else echo "test: OpenBLAS is not installed (pkg-config openblas lapacke): the -tags openblas run is skipped"; fi
 
 bench:
 	bash bench/run.sh

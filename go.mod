@@ -6,6 +6,7 @@ require (
 	github.com/lesismal/nbio v1.6.12
 	github.com/tinylib/msgp v1.6.5
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f
 )
 
 require (

@@ -27,7 +27,10 @@ type Actions struct {
 // the runtime starts: fetch_block (a block of a tile, Array.Fetch) and
 // array_release (Array.Release). s is the program's AGAS service on the
 // same registry (agas.New(reg)); the tiles of arrays are named in it.
+// Register also sets the BLAS of the build for gonum's blas64 and lapack64
+// (BLAS): OpenBLAS with -tags openblas.
 func Register(reg *runtime.Registry, s *agas.Service) *Actions {
+	useBLAS()
 	acts := &Actions{agas: s, tables: make(map[*runtime.Runtime]*tileTable)}
 	acts.fetch = runtime.Register(reg, "fetch_block", acts.fetchAction)
 	acts.release = runtime.Register(reg, "array_release", acts.releaseAction)

@@ -4,6 +4,7 @@
 #   slurm-wlm, munge      (through scripts/slurm-local.sh install)
 #   otf2-tools            (otf2-print: the trace package's real-reader test)
 #   python3-otf2          (the python read-back of the trace package's test)
+#   prometheus            (promtool: checks what the runtime serves at /metrics)
 #
 # Installs only as root and only what is missing; elsewhere it says so and
 # the tests that need the tools skip, loudly, and fail instead under CI=true.
@@ -29,5 +30,31 @@ if [ ${#missing[@]} -gt 0 ]; then
 		echo "test-deps: apt-get install ${missing[*]} failed; see $log" >&2
 		tail -n 20 "$log" >&2 || true
 		exit 1
+	fi
+fi
+
+# ---- OpenBLAS (libopenblas-dev, liblapacke-dev): `make test` runs the
+# primitives' tests again with -tags openblas when pkg-config finds them.
+if ! pkg-config --exists openblas lapacke 2>/dev/null; then
+	log="${TMPDIR:-/tmp}/tessera-test-deps.log"
+	echo "test-deps: installing libopenblas-dev liblapacke-dev pkg-config (log: $log)"
+	export DEBIAN_FRONTEND=noninteractive
+	blas_install() { apt-get install -y -q --no-install-recommends libopenblas-dev liblapacke-dev pkg-config; }
+	if ! { blas_install || { apt-get update -q && blas_install; }; } >>"$log" 2>&1; then
+		echo "test-deps: apt-get install libopenblas-dev liblapacke-dev failed: the -tags openblas tests will not run; see $log" >&2
+		[ "${CI:-}" != true ] || exit 1
+	fi
+fi
+
+# ---- promtool (Debian package prometheus): the runtime's /metrics test runs
+# `promtool check metrics` on what a locality serves.
+if ! command -v promtool >/dev/null 2>&1; then
+	log="${TMPDIR:-/tmp}/tessera-test-deps.log"
+	echo "test-deps: installing prometheus for promtool (log: $log)"
+	export DEBIAN_FRONTEND=noninteractive
+	prom_install() { apt-get install -y -q --no-install-recommends prometheus; }
+	if ! { prom_install || { apt-get update -q && prom_install; }; } >>"$log" 2>&1; then
+		echo "test-deps: apt-get install prometheus failed: the /metrics test will skip (fail under CI=true); see $log" >&2
+		[ "${CI:-}" != true ] || exit 1
 	fi
 fi

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/tessera-amt/tessera/primitives"
 )
 
 // version is the version of Tessera this command belongs to.
@@ -55,6 +57,7 @@ func writeInfo(w io.Writer) {
 		openblas = "on"
 	}
 	line("openblas", openblas)
+	line("blas", primitives.BLAS())
 	line("go", runtime.Version())
 	line("platform", runtime.GOOS+"/"+runtime.GOARCH)
 	line("gomaxprocs", fmt.Sprint(runtime.GOMAXPROCS(0)))

@@ -29,6 +29,7 @@ type scenario func(ctx context.Context, e *primitives.Env) error
 func main() {
 	scenarios := map[string]scenario{
 		"elementwise": elementwise,
+		"cannon":      cannon,
 		"csvconv1d":   csvConv1D,
 		"csverrors":   csvErrors,
 	}
