@@ -1,5 +1,12 @@
 // Package examples holds Tessera's example programs, each a main package in
-// its own directory: hello (every locality greets every other). The
-// distributed ALS, 1-D convolution and Cannon product programs join them as
-// the primitives land.
+// its own directory, written against the public API only:
+//
+//   - hello: every locality calls an action on every locality and chains
+//     the replies; the smallest SPMD program.
+//   - als: distributed implicit-feedback ALS (JetLag Listing 4) on MovieLens
+//     ratings or generated ones; what `make demo` runs, traced.
+//   - conv1d: the data-parallel 1-D convolution of Listing 2, printing the
+//     annotations of Listing 3.
+//   - cannon: the Cannon (or SUMMA) product of two random matrices, with
+//     GFLOP/s and an optional check.
 package examples
