@@ -117,7 +117,18 @@ func WritePerfetto(w io.Writer, a *OTF2Archive) error {
 		emit(perfettoEvent{Name: "thread_sort_index", Ph: "M", Pid: p, Tid: tid(l.ID), Args: map[string]any{"sort_index": tid(l.ID)}})
 	}
 
-	// Slices.
+	// Slices, by location, then by start time, enclosing before enclosed
+	// (importers take a slice that starts with its parent as nested in it
+	// only when it comes after).
+	order := map[uint64]int{}
+	for i, l := range a.Locations {
+		if _, ok := order[l.ID]; !ok {
+			order[l.ID] = i
+		}
+	}
+	slices.SortStableFunc(pieces, func(x, y piece) int {
+		return cmp.Or(cmp.Compare(order[x.loc], order[y.loc]), cmp.Compare(x.start, y.start), cmp.Compare(x.depth, y.depth))
+	})
 	byTask := map[uint64][]piece{} // the pieces of each task, by GUID
 	for _, pc := range pieces {
 		args := map[string]any{}

@@ -157,10 +157,10 @@ func TestPerfettoExport(t *testing.T) {
 		"M thread_name 0/1 lane 1",
 		"M process_name 1/0 locality 1",
 		"M thread_name 1/0 lane 0",
-		// location 0, in the order pieces end
+		// by location, then by start
 		"X main 0/0 0.000+0.020 guid 1 parent 0",
-		"X kernel 0/0 0.045+0.020 guid <nil> parent <nil>",
 		"X work 0/0 0.040+0.040 guid 3 parent 1",
+		"X kernel 0/0 0.045+0.020 guid <nil> parent <nil>",
 		"X work 0/1 0.010+0.020 guid 2 parent 1",
 		"X work 0/1 0.050+0.010 guid 2 parent 1",
 		"X work 1/0 0.005+0.050 guid 4 parent 1",
@@ -180,6 +180,21 @@ func TestPerfettoExport(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A region entered at the same time as the task around it comes after it.
+func TestPerfettoSameStart(t *testing.T) {
+	a := readTaskArchive(t, []tev{enter(0, 1, "outer", 1, 0), enter(0, 1, "inner", 0, 0), leave(0, 2, "inner"), leave(0, 3, "outer")})
+	_, evs := exportPerfetto(t, a)
+	var names []string
+	for _, e := range evs {
+		if e.Ph == "X" {
+			names = append(names, e.Name)
+		}
+	}
+	if fmt.Sprint(names) != "[outer inner]" {
+		t.Errorf("slices in order %v, want [outer inner]", names)
 	}
 }
 

@@ -34,7 +34,7 @@ func sample(loc, t uint64, v float64) tev { return tev{loc: loc, t: t, kind: OTF
 // task regions, "GUID" and "Parent GUID" attributes on Enter events, a CPU
 // metric. Locations are defined in the order they first appear. It returns
 // the anchor path.
-func writeTaskArchive(t *testing.T, dir string, evs []tev) string {
+func writeTaskArchive(t testing.TB, dir string, evs []tev) string {
 	t.Helper()
 	w, err := CreateOTF2(OTF2Config{Dir: dir, Creator: "tessera trace test"})
 	if err != nil {
@@ -79,7 +79,9 @@ func writeTaskArchive(t *testing.T, dir string, evs []tev) string {
 			t.Fatal(err)
 		}
 	}
-	must(t, w.Close())
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return w.AnchorPath()
 }
 
