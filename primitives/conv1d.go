@@ -254,6 +254,10 @@ func conv1dLocal(src []float64, pages, first, held, t0, t1 int, kernel []float64
 		for t := t0; t < t1; t++ {
 			row := cols[((b*n)+(t-t0))*kc : ((b*n)+(t-t0)+1)*kc]
 			s := t*g.stride - g.padLeft - first
+			if g.dil == 1 && s >= 0 && s+g.k <= held { // one run of the page
+				copy(row, page[s*g.in:(s+g.k)*g.in])
+				continue
+			}
 			for k := range g.k {
 				if s >= 0 && s < held {
 					copy(row[k*g.in:(k+1)*g.in], page[s*g.in:(s+1)*g.in])
