@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tessera-amt/tessera/trace"
 )
@@ -200,5 +202,63 @@ func TestTraceUsage(t *testing.T) {
 		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
 			t.Errorf("tessera trace %q: exit %d, want %d and %q\nstdout: %s\nstderr: %s", tc.args, code, tc.code, tc.want, out, errOut)
 		}
+	}
+}
+
+// TestTraceRealRun traces a run of the hello example on three real
+// processes and reads its archive back with the three commands.
+func TestTraceRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the hello example")
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", bin+"/", "github.com/tessera-amt/tessera/examples/hello").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	code, out, errOut := runHelperJob(t, runOptions{N: 3, Grace: 10 * time.Second, Prog: filepath.Join(bin, "hello"),
+		Env: append(os.Environ(), "TESSERA_TRACE="+dir, "TESSERA_TRACE_SAMPLE=1ms")})
+	if code != 0 {
+		t.Fatalf("hello on 3 localities: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	code, out, errOut = runTrace("check", dir)
+	if code != 0 || !strings.Contains(out, "tessera.otf2: sound (") {
+		t.Errorf("check: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = runTrace("summary", dir)
+	if code != 0 || !strings.Contains(out, ": 3 localities, ") || !strings.Contains(out, " main ") || !strings.Contains(out, "hello.greet") {
+		t.Errorf("summary: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = runTrace("export", "--format", "perfetto", dir)
+	if code != 0 {
+		t.Fatalf("export: exit %d\nstderr: %s", code, errOut)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph   string `json:"ph"`
+			Name string `json:"name"`
+			ID   uint64 `json:"id"`
+			Pid  int    `json:"pid"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	from := map[uint64]int{}
+	across := 0
+	for _, e := range doc.TraceEvents {
+		switch e.Ph {
+		case "s":
+			from[e.ID] = e.Pid
+		case "f":
+			if p, ok := from[e.ID]; ok && p != e.Pid {
+				across++
+			}
+		}
+	}
+	// main on locality 0 spawns a greeting on each locality.
+	if across == 0 {
+		t.Errorf("export: no flow from one locality to another:\n%s", out)
 	}
 }
