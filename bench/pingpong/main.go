@@ -18,6 +18,18 @@
 //	     flight; raw writes 8 MiB blocks that the peer reads into one reused
 //	     buffer.
 //
+// Tessera only (the parcelports compared, `tessera run --parcelport`):
+//
+//	sweep  for each size of -sweep-sizes (bytes), the time of one call
+//	       carrying a []float64 of that size, waited for before the next
+//	       (latency), and the payload rate with -window calls in flight
+//	many   -many-senders goroutines each make -many-n calls of the 64-byte
+//	       echo at once: calls per second, and parcels per write on the
+//	       connection (how much the port coalesces small parcels)
+//	conns  the connections locality 0 holds: peers in the port's
+//	       counters and socket descriptors of the process (listener
+//	       included)
+//
 // Each test warms up, then times -n iterations and prints one line
 //
 //	RESULT name=tessera_rtt us_per_rtt=23.41 n=20000
@@ -40,7 +52,9 @@ import (
 	goruntime "runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tessera-amt/tessera/runtime"
@@ -55,6 +69,9 @@ type params struct {
 	bwWarm     int
 	bwElems    int
 	window     int
+	sweepSizes []int
+	manyG      int
+	manyN      int
 	peerAddr   string
 	cpuprofile string
 	trace      string
@@ -70,7 +87,10 @@ func main() {
 	flag.IntVar(&p.bwN, "bw-n", 64, "timed blocks")
 	flag.IntVar(&p.bwWarm, "bw-warmup", 8, "blocks before timing")
 	flag.IntVar(&p.bwElems, "bw-elems", 1<<20, "float64 elements per block (1Mi = 8 MiB)")
-	flag.IntVar(&p.window, "window", 4, "tessera bw: calls in flight")
+	flag.IntVar(&p.window, "window", 4, "tessera bw and sweep: calls in flight")
+	sweep := flag.String("sweep-sizes", "64,4096,262144,4194304,67108864", "tessera sweep: payload sizes in bytes (multiples of 8)")
+	flag.IntVar(&p.manyG, "many-senders", 32, "tessera many: goroutines calling at once")
+	flag.IntVar(&p.manyN, "many-n", 500, "tessera many: calls per goroutine")
 	flag.StringVar(&p.peerAddr, "addr", "", "raw-peer: address to dial")
 	flag.StringVar(&p.cpuprofile, "cpuprofile", "", "write a CPU profile here (tessera: suffixed .L<locality>; raw: .client/.server)")
 	flag.StringVar(&p.trace, "trace", "", "write a Go execution trace here (suffixed like -cpuprofile)")
@@ -80,6 +100,15 @@ func main() {
 		if t = strings.TrimSpace(t); t != "" {
 			p.tests[t] = true
 		}
+	}
+
+	for _, v := range strings.Split(*sweep, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 8 || n%8 != 0 {
+			fmt.Fprintf(os.Stderr, "pingpong: -sweep-sizes: %q is not a positive multiple of 8\n", v)
+			os.Exit(2)
+		}
+		p.sweepSizes = append(p.sweepSizes, n)
 	}
 
 	var err error
@@ -247,8 +276,150 @@ func tessera(p params) int {
 			d := time.Since(start)
 			result("tessera_bw", "gbps", gbps(int64(p.bwN)*int64(p.bwElems)*8, d), "n", p.bwN, "window", p.window)
 		}
+		if p.tests["sweep"] {
+			for _, size := range p.sweepSizes {
+				if err := sweepSize(ctx, rt, sink, p, size); err != nil {
+					return fmt.Errorf("sweep, %d bytes: %w", size, err)
+				}
+			}
+		}
+		if p.tests["many"] {
+			if err := many(ctx, rt, echo, p); err != nil {
+				return fmt.Errorf("many: %w", err)
+			}
+		}
+		if p.tests["conns"] {
+			sockets, err := socketFDs()
+			if err != nil {
+				return err
+			}
+			result("tessera_conns", "peers", len(rt.Counters().Peers), "sockets", sockets)
+		}
 		return nil
 	})
+}
+
+// sweepSize times calls carrying size bytes: one at a time (latency) and
+// with p.window in flight (throughput). The number of calls shrinks with
+// the size, from 2000 to 8.
+func sweepSize(ctx context.Context, rt *runtime.Runtime, sink runtime.Action[[]float64, int], p params, size int) error {
+	block := make([]float64, size/8)
+	for i := range block {
+		block[i] = float64(i)
+	}
+	n := min(2000, max(8, (256<<20)/size))
+	peer := rt.Locality(1)
+	call := func() *runtime.Future[int] { return runtime.Async(ctx, peer, sink, block) }
+	check := func(f *runtime.Future[int]) error {
+		got, err := f.Get(ctx)
+		if err == nil && got != len(block) {
+			err = fmt.Errorf("sink got %d elements, sent %d", got, len(block))
+		}
+		return err
+	}
+	for range max(2, n/10) { // warm up
+		if err := check(call()); err != nil {
+			return err
+		}
+	}
+	goruntime.GC()
+	start := time.Now()
+	for range n {
+		if err := check(call()); err != nil {
+			return err
+		}
+	}
+	lat := time.Since(start)
+	goruntime.GC()
+	inflight := make([]*runtime.Future[int], p.window)
+	start = time.Now()
+	for i := range n {
+		slot := i % p.window
+		if f := inflight[slot]; f != nil {
+			if err := check(f); err != nil {
+				return err
+			}
+		}
+		inflight[slot] = call()
+	}
+	for _, f := range inflight {
+		if f != nil {
+			if err := check(f); err != nil {
+				return err
+			}
+		}
+	}
+	d := time.Since(start)
+	result("tessera_sweep", "size", size, "us_per_call", usPer(lat, n), "gbps", gbps(int64(n)*int64(size), d), "n", n, "window", p.window)
+	return nil
+}
+
+// many has p.manyG goroutines make p.manyN echo calls each, all at once,
+// and reports the call rate and how many parcels went out per write.
+func many(ctx context.Context, rt *runtime.Runtime, echo runtime.Action[[]byte, []byte], p params) error {
+	peer := rt.Locality(1)
+	msg := make([]byte, 64)
+	sent := func() (parcels, writes uint64) {
+		for _, c := range rt.Counters().Peers {
+			if c.Peer == 1 {
+				return c.ParcelsSent, c.Writes
+			}
+		}
+		return 0, 0
+	}
+	run := func(n int) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, p.manyG)
+		for range p.manyG {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range n {
+					if _, err := runtime.Async(ctx, peer, echo, msg).Get(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		select {
+		case err := <-errs:
+			return err
+		default:
+			return nil
+		}
+	}
+	if err := run(max(1, p.manyN/10)); err != nil {
+		return err
+	}
+	parcels0, writes0 := sent()
+	start := time.Now()
+	if err := run(p.manyN); err != nil {
+		return err
+	}
+	d := time.Since(start)
+	parcels1, writes1 := sent()
+	calls := p.manyG * p.manyN
+	result("tessera_many", "calls_per_s", fmt.Sprintf("%.0f", float64(calls)/d.Seconds()),
+		"parcels_per_write", fmt.Sprintf("%.2f", float64(parcels1-parcels0)/float64(max(1, writes1-writes0))),
+		"senders", p.manyG, "n", calls)
+	return nil
+}
+
+// socketFDs counts the process's open socket descriptors.
+func socketFDs() (int, error) {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0, fmt.Errorf("counting sockets: %w", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, "socket:") {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // ---- raw Go TCP ----

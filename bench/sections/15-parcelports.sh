@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Section of `make bench`: the two socket parcelports side by side — Go's
+# net (tcp, the default) and github.com/lesismal/nbio — through the same
+# program, bench/pingpong -mode tessera, started by
+# `tessera run --parcelport tcp|nbio -n 2`. The baseline of every nbio
+# figure is the tcp figure of the same repetition. Run by bench/run.sh;
+# uses bench/lib.sh.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+RTT_N=10000 RTT_WARM=1000 BW_N=64 BW_WARM=8 WINDOW=4
+SIZES=64,4096,262144,4194304,67108864
+MANY_G=32 MANY_N=500
+PP_FLAGS=(-test 'rtt,bw,sweep,many,conns' -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64
+	-bw-n "$BW_N" -bw-warmup "$BW_WARM" -bw-elems 1048576 -window "$WINDOW"
+	-sweep-sizes "$SIZES" -many-senders "$MANY_G" -many-n "$MANY_N")
+
+say "building pingpong"
+go build -o "$tmp/pingpong" ./bench/pingpong
+
+# port_job PORT: pingpong as a job of 2 localities on PORT; prints locality
+# 0's results with the port's name in place of "tessera".
+port_job() {
+	local port=$1 rc=0
+	timeout 300 "$tessera" run --parcelport "$port" -n 2 "$tmp/pingpong" -mode tessera "${PP_FLAGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "$port job failed (exit $rc):"
+		sed 's/^/  /' "$tmp/err" >&2
+		return 1
+	fi
+	sed -n "s/^\[L0\] \(RESULT name=\)tessera_/\1${port}_/p" "$tmp/out"
+}
+
+: >"$tmp/results"
+for ((r = 1; r <= REPS; r++)); do
+	say "parcelports repetition $r of $REPS"
+	if ((r % 2)); then order=(tcp nbio); else order=(nbio tcp); fi
+	for port in "${order[@]}"; do
+		port_job "$port" >>"$tmp/results"
+	done
+done
+cat "$tmp/results" >&2
+
+# sweep PORT SIZE KEY: the values of KEY for one size of the sweep.
+sweep() { awk -v n="name=$1_sweep" -v s="size=$2" -v k="$3=" '$1=="RESULT" && $2==n && $3==s { for (i=4; i<=NF; i++) if (index($i, k)==1) print substr($i, length(k)+1) }' "$tmp/results"; }
+
+for port in tcp nbio; do
+	field "${port}_rtt" us_per_rtt <"$tmp/results" >"$tmp/${port}_rtt"
+	field "${port}_bw" gbps <"$tmp/results" >"$tmp/${port}_bw"
+	field "${port}_many" calls_per_s <"$tmp/results" >"$tmp/${port}_many"
+	field "${port}_many" parcels_per_write <"$tmp/results" >"$tmp/${port}_ppw"
+	field "${port}_conns" peers <"$tmp/results" >"$tmp/${port}_peers"
+	field "${port}_conns" sockets <"$tmp/results" >"$tmp/${port}_sockets"
+done
+rtt_t=$(median <"$tmp/tcp_rtt") rtt_n=$(median <"$tmp/nbio_rtt")
+rtt_ratio=$(ratios "$tmp/nbio_rtt" "$tmp/tcp_rtt" | median)
+bw_t=$(median <"$tmp/tcp_bw") bw_n=$(median <"$tmp/nbio_bw")
+bw_ratio=$(ratios "$tmp/nbio_bw" "$tmp/tcp_bw" | median)
+many_ratio=$(ratios "$tmp/nbio_many" "$tmp/tcp_many" | median)
+
+# The default changes only if nbio wins both: latency and bandwidth.
+if awk -v a="$rtt_ratio" -v b="$bw_ratio" 'BEGIN { exit !(a < 1 && b > 1) }'; then
+	verdict="nbio wins both in this run"
+else
+	verdict="tcp stays the default"
+fi
+
+{
+	printf '| 64-byte round trip, nbio parcelport, 2 processes | %s µs | %s µs (tcp parcelport) | %s | — | %s |\n' \
+		"$(fmt "$rtt_n" '%.1f')" "$(fmt "$rtt_t" '%.1f')" "$(fmt "$rtt_ratio" '%.2f')" "$verdict"
+	printf '| 8 MiB `[]float64` calls, window %s, nbio parcelport | %s GB/s | %s GB/s (tcp parcelport) | %s | — | %s |\n' \
+		"$WINDOW" "$(fmt "$bw_n" '%.2f')" "$(fmt "$bw_t" '%.2f')" "$(fmt "$bw_ratio" '%.2f')" "$verdict"
+} >>"$SUMMARY"
+
+# sweep_rows: one row per size, median latency and throughput of both ports.
+sweep_rows() {
+	local s human
+	for s in ${SIZES//,/ }; do
+		human=$(awk -v s="$s" 'BEGIN { if (s >= 1048576) printf "%d MiB", s/1048576; else if (s >= 1024) printf "%d KiB", s/1024; else printf "%d B", s }')
+		sweep tcp "$s" us_per_call >"$tmp/lt"
+		sweep nbio "$s" us_per_call >"$tmp/ln"
+		sweep tcp "$s" gbps >"$tmp/gt"
+		sweep nbio "$s" gbps >"$tmp/gn"
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$human" \
+			"$(fmt "$(median <"$tmp/lt")" '%.1f')" "$(fmt "$(median <"$tmp/ln")" '%.1f')" "$(fmt "$(ratios "$tmp/ln" "$tmp/lt" | median)" '%.2f')" \
+			"$(fmt "$(median <"$tmp/gt")" '%.3f')" "$(fmt "$(median <"$tmp/gn")" '%.3f')" "$(fmt "$(ratios "$tmp/gn" "$tmp/gt" | median)" '%.2f')"
+	done
+}
+
+cat <<EOF
+## Parcelports: tcp and nbio
+
+The same program, \`bench/pingpong -mode tessera\`, as a job of 2
+processes on each parcelport, alternating which goes first; every nbio
+figure is compared with the tcp figure of the same repetition (ratio = nbio
+/ tcp: above 1 nbio takes longer, or moves more bytes per second). The
+default stays tcp unless nbio wins both the round trip and the bandwidth:
+**${verdict}**.
+
+    tessera run --parcelport tcp|nbio -n 2 pingpong -mode tessera ${PP_FLAGS[*]}
+
+| | tcp | nbio | nbio / tcp |
+|---|---|---|---|
+| 64-byte round trip, µs | $(list "$tmp/tcp_rtt" %.1f) | $(list "$tmp/nbio_rtt" %.1f) | $(fmt "$rtt_ratio" '%.2f') |
+| 8 MiB calls, window $WINDOW, GB/s | $(list "$tmp/tcp_bw" %.2f) | $(list "$tmp/nbio_bw" %.2f) | $(fmt "$bw_ratio" '%.2f') |
+| $MANY_G goroutines × $MANY_N echo calls of 64 B at once, calls/s | $(list "$tmp/tcp_many" %.0f) | $(list "$tmp/nbio_many" %.0f) | $(fmt "$many_ratio" '%.2f') |
+| the same: parcels per write (coalescing) | $(list "$tmp/tcp_ppw" %.2f) | $(list "$tmp/nbio_ppw" %.2f) | |
+| connections of locality 0: peers; socket descriptors (listener included) | $(list "$tmp/tcp_peers" %d); $(list "$tmp/tcp_sockets" %d) | $(list "$tmp/nbio_peers" %d); $(list "$tmp/nbio_sockets" %d) | |
+
+Parcel sizes from 64 B to 64 MiB (\`-test sweep\`): a call carrying a
+\`[]float64\` of that size to an action returning its length. Latency is the
+time of one call waited for before the next; throughput is payload bytes per
+second with $WINDOW calls in flight. From 2000 calls (small) down to 8
+(64 MiB) per measurement; medians of $REPS repetitions.
+
+| Size | tcp µs/call | nbio µs/call | nbio / tcp | tcp GB/s | nbio GB/s | nbio / tcp |
+|---|---|---|---|---|---|---|
+$(sweep_rows)
+
+How the ports differ: tcp writes each parcel (or a batch of parcels
+queued while the connection was busy) with one writev from the sender's
+goroutine, and a reader goroutine per peer blocks in read. nbio has one
+poller goroutine per locality that waits in epoll_wait and reads every
+connection; its writes never block — what the socket does not take nbio
+copies into a cache — so the nbio port holds senders back once nbio keeps
+the window (4 MiB per peer) unsent, and copies parcels up to 16 KiB into a
+per-peer buffer that the next writer sends in one write. Both open one
+connection per pair of localities (asserted by \`TestPortOneConnectionPerPair\`
+in \`parcel/\` for a job of 4).
+EOF
