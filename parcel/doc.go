@@ -7,7 +7,7 @@
 // into memory the receiver provides (Handler.Buffer), so the bytes cross the
 // wire once and are copied by nobody.
 //
-// A Parcelport carries parcels between the localities of one job. Two
+// A Parcelport carries parcels between the localities of one job. Three
 // implementations live here:
 //
 //   - TCP (the default): Go's net package, one connection per pair of
@@ -16,6 +16,12 @@
 //     parcels queued together go out in one writev), heartbeats, and a
 //     handshake in which both sides prove they know the job secret before a
 //     single parcel is decoded.
+//   - NBIO: the same handshake, frames and heartbeats over
+//     github.com/lesismal/nbio's event loop — one poller goroutine per port
+//     reads every connection, decoding frames as bytes arrive and reading
+//     chunks straight into Handler.Buffer memory. nbio's writes never
+//     block, so the port bounds what nbio holds unsent per peer (a window)
+//     and Send waits while it is full. Chosen by TESSERA_PARCELPORT=nbio.
 //   - Inproc: N localities inside one process, used by unit tests. It copies
 //     chunks through Handler.Buffer exactly like the TCP port does, and it can
 //     kill or disconnect localities so failure handling is testable without
