@@ -195,7 +195,9 @@ func TestTilesInAGAS(t *testing.T) {
 				if time.Now().After(deadline) {
 					return fmt.Errorf("tile of r/0 not dropped: LiveArrayBytes %d, want %d", e.Counters().LiveArrayBytes, base)
 				}
-				time.Sleep(5 * time.Millisecond)
+				if err := pause(ctx, e, 5*time.Millisecond); err != nil {
+					return err
+				}
 			}
 			if peak := e.Counters().PeakArrayBytes; peak < base+int64(8*len(x.Local())) {
 				return fmt.Errorf("PeakArrayBytes %d, want at least %d", peak, base+int64(8*len(x.Local())))
@@ -205,7 +207,9 @@ func TestTilesInAGAS(t *testing.T) {
 				if time.Now().After(deadline) {
 					return fmt.Errorf("the component of r/0 not freed: %d objects live, want %d", s.Counters(e.rt).LiveObjects, objects)
 				}
-				time.Sleep(5 * time.Millisecond)
+				if err := pause(ctx, e, 5*time.Millisecond); err != nil {
+					return err
+				}
 			}
 			if _, err := s.Unregister(ctx, e.rt, "array/r/0", uint32(e.Locality())).Get(ctx); !errors.Is(err, agas.ErrNoName) {
 				return fmt.Errorf("unregistering r/0 after its release: %v, want agas.ErrNoName", err)
@@ -213,4 +217,12 @@ func TestTilesInAGAS(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// pause waits for d without keeping a worker lane, so the locality's
+// actions run meanwhile.
+func pause(ctx context.Context, e *Env, d time.Duration) error {
+	f, fulfil := runtime.NewPromise[struct{}](e.rt)
+	time.AfterFunc(d, func() { fulfil(struct{}{}, nil) })
+	return f.Err(ctx)
 }

@@ -29,6 +29,10 @@ type scenario func(ctx context.Context, e *primitives.Env) error
 func main() {
 	scenarios := map[string]scenario{
 		"elementwise": elementwise,
+		"fetch":       fetchBlocks,
+		"retile":      retile,
+		"dot":         dot,
+		"slice":       slice,
 		"cannon":      cannon,
 		"csvconv1d":   csvConv1D,
 		"csverrors":   csvErrors,
