@@ -59,6 +59,28 @@
 // every locality as a Whole (shape and row-major data), through one
 // AllToAllV of the owned tile blocks.
 //
+// # Matrix product, inverse and the BLAS
+//
+// CannonProduct (cannon_product_d) multiplies two 2-D arrays where their
+// tiles are: Cannon's algorithm on p = q² localities (A and B tiled as a
+// q x q grid, the sym tiling of a square enough matrix; the next step's
+// tiles travel over a runtime.Channel during the current Dgemm), SUMMA on
+// any other count (A and B on the same r x c grid; panels broadcast along
+// grid rows and columns through communicators of the call). No locality
+// holds more than its tiles and two tiles or panels per operand in flight;
+// those buffers count in Env.Counters' array memory. Inverse (inverse_d)
+// runs Gauss-Jordan with partial pivoting over a row-tiled square matrix:
+// per column one AllGather picks the pivot row and its owner broadcasts
+// it; a singular matrix is an error. Both take one collective of the Env's
+// communicator, reserved when called, before their own messages, so a
+// failed input fails them everywhere.
+//
+// Local numerics use gonum's blas64 and lapack64. A build with -tags
+// openblas runs them on OpenBLAS (through gonum.org/v1/netlib, cgo;
+// Debian's libopenblas-dev and liblapacke-dev): Register sets it, and makes
+// OpenBLAS single-threaded unless OPENBLAS_NUM_THREADS is set, since a
+// locality already runs its tasks on every core. BLAS names the one in use.
+//
 // # Collectives of chained primitives
 //
 // A primitive that needs a collective reserves the communicator's
@@ -81,6 +103,5 @@
 // with its error.
 //
 // Not here yet (issue 5): AGAS registration of tiles and fetching remote
-// blocks, dot, slicing, Cannon/SUMMA, retile, inverse, conv1d, diag,
-// CSV reading, and the OpenBLAS build tag.
+// blocks, dot, slicing, retile, conv1d, diag and CSV reading.
 package primitives
