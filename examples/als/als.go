@@ -11,6 +11,7 @@ import (
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
@@ -133,6 +134,48 @@ func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto [
 	return out, nil
 }
 
+// syrk adds SᵀS to the upper triangle of the f x f matrix c, S being the
+// k x f row-major matrix s: the rank-k update that dominates ALS. With
+// gonum's pure-Go BLAS it runs addUpper, which is about 1.5 times faster
+// than gonum's Dsyrk on these small matrices (k around 50, f 40); with
+// another BLAS (the openblas build), that BLAS's Dsyrk.
+func syrk(s []float64, k, f int, c []float64) {
+	if _, pureGo := blas64.Implementation().(gonum.Implementation); pureGo {
+		addUpper(s, k, f, c)
+		return
+	}
+	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: k, Cols: f, Stride: f, Data: s}, 1,
+		blas64.Symmetric{Uplo: blas.Upper, N: f, Stride: f, Data: c})
+}
+
+// addUpper is syrk in Go: four rows of s at a time, so each pass over a
+// row of c's upper triangle does four multiply-adds per element loaded.
+func addUpper(s []float64, k, f int, c []float64) {
+	r := 0
+	for ; r+4 <= k; r += 4 {
+		s1, s2, s3, s4 := s[r*f:(r+1)*f], s[(r+1)*f:(r+2)*f], s[(r+2)*f:(r+3)*f], s[(r+3)*f:(r+4)*f]
+		for a := range f {
+			a1, a2, a3, a4 := s1[a], s2[a], s3[a], s4[a]
+			ca := c[a*f+a : a*f+f]
+			x1, x2, x3, x4 := s1[a:][:len(ca)], s2[a:][:len(ca)], s3[a:][:len(ca)], s4[a:][:len(ca)]
+			for j := range ca {
+				ca[j] += a1*x1[j] + a2*x2[j] + a3*x3[j] + a4*x4[j]
+			}
+		}
+	}
+	for ; r < k; r++ {
+		s1 := s[r*f : (r+1)*f]
+		for a := range f {
+			a1 := s1[a]
+			ca := c[a*f+a : a*f+f]
+			x1 := s1[a:][:len(ca)]
+			for j := range ca {
+				ca[j] += a1 * x1[j]
+			}
+		}
+	}
+}
+
 // solveBlock solves rows [r0, r1) of s into out (see solveRows).
 func solveBlock(s *sparseRows, o, oto []float64, p params, r0, r1 int, out []float64) error {
 	f := p.factors
@@ -160,8 +203,7 @@ func solveBlock(s *sparseRows, o, oto []float64, p params, r0, r1 int, out []flo
 			}
 		}
 		if len(cols) > 0 {
-			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: len(cols), Cols: f, Stride: f, Data: scaled}, 1,
-				blas64.Symmetric{Uplo: blas.Upper, N: f, Stride: f, Data: a})
+			syrk(scaled, len(cols), f, a)
 		}
 		t, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: f, Stride: f, Data: a})
 		if !ok {
