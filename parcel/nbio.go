@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	goruntime "runtime"
+
 	"github.com/lesismal/nbio"
 )
 
@@ -736,6 +738,7 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 		return
 	default:
 	}
+	delivered := false
 	deliver := func(pc *Parcel, wire int64) {
 		p.ctr.bytesRecv.Add(uint64(wire))
 		if pc.Header.Kind == KindHeartbeat {
@@ -749,6 +752,7 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 			return // draining the connection; nobody is listening
 		}
 		t.cfg.Handler.Receive(pc)
+		delivered = true
 	}
 	for {
 		b, direct := p.dec.space()
@@ -765,6 +769,14 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 		case errors.Is(err, syscall.EINTR):
 			continue
 		case errors.Is(err, syscall.EAGAIN):
+			if delivered {
+				// The poller goes back to epoll_wait, a blocking system
+				// call that keeps this P until the scheduler's monitor
+				// takes it away, which can take milliseconds; the
+				// goroutines Receive woke would wait as long when they
+				// have no other P. Let them run first.
+				goruntime.Gosched()
+			}
 			return
 		case err == nil: // end of stream
 			p.eofOnce.Do(func() { close(p.eof) })
