@@ -79,6 +79,8 @@ func (s *Service) local(rt *runtime.Runtime) *local {
 			freed:   make(map[GID]struct{}),
 		}
 		s.locals[rt] = l
+		// Its counters go into the locality's metrics (metrics.go).
+		rt.AddCounterSource(counterSource{s, rt})
 		go func() { // forget the state when its locality ends
 			<-rt.Done()
 			s.mu.Lock()

@@ -13,7 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tessera-amt/tessera/trace"
 )
 
 // Config describes one locality of a job. The zero value of every field
@@ -40,8 +42,21 @@ type Config struct {
 	Observer TaskObserver // watches tasks; nil: nobody
 	// Trace switches the tracer on; the fields left zero come from
 	// TESSERA_TRACE and the like (tracing.go).
-	Trace TraceConfig
-	Logger   *slog.Logger // nil: slog.Default()
+	Trace  TraceConfig
+	Logger *slog.Logger // nil: slog.Default()
+
+	// Spans reports a span for every action call sent and served and for
+	// StartSpan (trace.NewOTelSpans over a TracerProvider); nil: none, at
+	// no cost (spans.go).
+	Spans trace.SpanHook
+	// Metrics, if set, gets the locality's trace.Collector at Start, and
+	// loses it when the locality ends (metrics.go).
+	Metrics prometheus.Registerer
+	// MetricsAddr is host:port of an HTTP listener serving the locality's
+	// metrics at /metrics; locality i listens on port+i (port 0: a port of
+	// the kernel's choosing). "" means TESSERA_METRICS_ADDR, and none
+	// when that is unset too.
+	MetricsAddr string
 
 	RecycleBytes      int           // memory kept for reuse by Recycle; 0: DefaultRecycleBytes, <0: none
 	StartTimeout      time.Duration // limit on the start barrier; 0: 60s
@@ -102,6 +117,7 @@ type Runtime struct {
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
 	tracing *tracing      // nil: not tracing (tracing.go)
+	metrics metrics       // counter sources and the /metrics listener (metrics.go)
 }
 
 type pendingCall struct {
@@ -149,6 +165,10 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.port = port
 	rt.startSampler()
+	if err := rt.startMetrics(); err != nil {
+		rt.shutdown(err)
+		return nil, err
+	}
 	sctx, cancel := context.WithTimeoutCause(ctx, cfg.StartTimeout,
 		fmt.Errorf("runtime: locality %d: start barrier not passed within %v", rt.here, cfg.StartTimeout))
 	defer cancel()
@@ -248,7 +268,8 @@ func (rt *Runtime) Err() error {
 func (rt *Runtime) Done() <-chan struct{} { return rt.ctx.Done() }
 
 // call sends an action call and arranges for done to get its reply.
-func (rt *Runtime) call(ctx context.Context, dest uint32, action string, parent uint64, args []byte, chunks, bufs [][]byte, done func(*parcel.Header, [][]byte, error)) {
+// tc is the caller's trace context (spans.go), nil without one.
+func (rt *Runtime) call(ctx context.Context, dest uint32, action string, parent uint64, args []byte, chunks, bufs [][]byte, tc []byte, done func(*parcel.Header, [][]byte, error)) {
 	if err := rt.Err(); err != nil {
 		done(nil, nil, err)
 		return
@@ -266,7 +287,7 @@ func (rt *Runtime) call(ctx context.Context, dest uint32, action string, parent 
 		return
 	}
 	p := &parcel.Parcel{
-		Header: parcel.Header{Kind: parcel.KindCall, Dest: dest, Action: action, Request: id, Parent: parent, Args: args},
+		Header: parcel.Header{Kind: parcel.KindCall, Dest: dest, Action: action, Request: id, Parent: parent, Args: args, Trace: tc},
 		Chunks: chunks,
 	}
 	rt.callsSent.Add(1)
@@ -362,7 +383,14 @@ func (rt *Runtime) serve(p *parcel.Parcel) {
 		return
 	}
 	rt.sched.spawn(rt.ctx, h.Parent, e.name, 0, func(ctx context.Context) {
+		var endSpan func(error)
+		if rt.cfg.Spans != nil {
+			ctx, endSpan = rt.startServeSpan(ctx, h.Source, e.name, h.Trace)
+		}
 		args, chunks, code, err := e.serve(ctx, h.Args, p.Chunks)
+		if endSpan != nil {
+			endSpan(err)
+		}
 		if err != nil {
 			args = rt.reg.sentinelOf(err) // so errors.Is works on the caller
 		}
@@ -447,4 +475,5 @@ func (rt *Runtime) shutdown(cause error) {
 	}
 	rt.sched.close()
 	rt.stopTracing()
+	rt.stopMetrics()
 }
