@@ -150,11 +150,26 @@ func TestTraceCheck(t *testing.T) {
 	if err := os.WriteFile(evt, b[:len(b)-3], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badMagic := writeRunTrace(t, false)
+	anchor := filepath.Join(badMagic, "tessera.otf2")
+	if b, err = os.ReadFile(anchor); err != nil {
+		t.Fatal(err)
+	}
+	b[3] = 'X'
+	if err := os.WriteFile(anchor, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noEvents := writeRunTrace(t, false)
+	if err := os.Remove(filepath.Join(noEvents, "tessera", "1.evt")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, dir string
 		code      int
 		want      []string
 	}{
+		{"wrong magic", badMagic, 1, []string{"tessera.otf2", "not an OTF2 anchor file: magic"}},
+		{"missing event file", noEvents, 1, []string{"location 1", "1.evt: no such file"}},
 		{"sound", writeRunTrace(t, false), 0, []string{"tessera.otf2: sound (4 locations, 28 events)"}},
 		{"golden", filepath.Join(golden, "two-localities"), 0, []string{"traces.otf2: sound"}},
 		{"broken", writeRunTrace(t, true), 1, []string{
