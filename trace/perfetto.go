@@ -42,7 +42,9 @@ const (
 //     "thread_name" metadata events from the location group and location
 //     names;
 //   - a complete event ("X") per piece of a region (Enter to matching
-//     Leave), category "task", with the GUID and parent GUID as arguments;
+//     Leave), category "task", with the GUID and parent GUID as arguments
+//     (numbers, or decimal strings from 2^53 on, which JavaScript would
+//     round);
 //   - flow events ("s" then "f", binding to the enclosing slice) named
 //     "spawn" from the parent task to the first piece of each child task
 //     whose "Parent GUID" is a task of the archive, on whatever locality
@@ -133,11 +135,11 @@ func WritePerfetto(w io.Writer, a *OTF2Archive) error {
 	for _, pc := range pieces {
 		args := map[string]any{}
 		if pc.hasGUID {
-			args["guid"] = pc.guid
+			args["guid"] = perfettoGUID(pc.guid)
 			byTask[pc.guid] = append(byTask[pc.guid], pc)
 		}
 		if pc.hasParent {
-			args["parent_guid"] = pc.parent
+			args["parent_guid"] = perfettoGUID(pc.parent)
 		}
 		if len(args) == 0 {
 			args = nil
@@ -178,10 +180,10 @@ func WritePerfetto(w io.Writer, a *OTF2Archive) error {
 					from = p
 				}
 			}
-			flow(perfettoSpawnFlow, from, child.start, child, map[string]any{"parent_guid": child.parent, "guid": g})
+			flow(perfettoSpawnFlow, from, child.start, child, map[string]any{"parent_guid": perfettoGUID(child.parent), "guid": perfettoGUID(g)})
 		}
 		for i := 1; i < len(ps); i++ {
-			flow(perfettoResumeFlow, ps[i-1], ps[i-1].end, ps[i], map[string]any{"guid": g})
+			flow(perfettoResumeFlow, ps[i-1], ps[i-1].end, ps[i], map[string]any{"guid": perfettoGUID(g)})
 		}
 	}
 
@@ -233,6 +235,15 @@ func WritePerfetto(w io.Writer, a *OTF2Archive) error {
 	}
 	fmt.Fprintf(bw, "\n],\n\"otherData\":{\"flows_left_out\":%d}}\n", backward)
 	return bw.Flush()
+}
+
+// perfettoGUID is a GUID as a JSON number when JavaScript holds it exactly
+// (below 2^53), else as a decimal string.
+func perfettoGUID(g uint64) any {
+	if g < 1<<53 {
+		return g
+	}
+	return strconv.FormatUint(g, 10)
 }
 
 // perfettoMicros writes d in microseconds with three decimals.

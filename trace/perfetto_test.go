@@ -198,6 +198,17 @@ func TestPerfettoSameStart(t *testing.T) {
 	}
 }
 
+func TestPerfettoLargeGUID(t *testing.T) {
+	big := uint64(1<<63 + 5)
+	a := readTaskArchive(t, []tev{enter(0, 1, "a", big, 1<<44), leave(0, 2, "a")})
+	_, evs := exportPerfetto(t, a)
+	for _, e := range evs {
+		if e.Ph == "X" && (e.Args["guid"] != "9223372036854775813" || e.Args["parent_guid"] != float64(1<<44)) {
+			t.Errorf("args %v", e.Args)
+		}
+	}
+}
+
 func TestPerfettoCountersPerLane(t *testing.T) {
 	a := readTaskArchive(t, []tev{sample(0, 1, 1), sample(1, 2, 2), sample(1<<32, 3, 3)})
 	_, evs := exportPerfetto(t, a)
