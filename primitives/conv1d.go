@@ -2,6 +2,7 @@ package primitives
 
 import (
 	"context"
+	goruntime "runtime"
 	"slices"
 
 	"github.com/tessera-amt/tessera/annotate"
@@ -66,10 +67,11 @@ type conv1dGeom struct {
 // Conv1D is called; the 3-D case leaves that reservation unused on every
 // locality alike, so no locality waits for it).
 //
-// Each locality computes its tile with one matrix product: the im2col
-// matrix of its output steps (rows of kernel size x input channels) times
-// the kernel as a (kernel size x input channels, output channels) matrix,
-// through gonum's blas64 (so the openblas build tag applies). The result
+// Each locality computes its tile as a matrix product: the im2col matrix
+// of its output steps (rows of kernel size x input channels) times the
+// kernel as a (kernel size x input channels, output channels) matrix,
+// through gonum's blas64 (so the openblas build tag applies): one Gemm per
+// worker lane, each on its share of the rows, as tasks. The result
 // is named as a derived result of x (its base name with "~k", generation
 // + 1) and has shape (pages, output steps, output
 // channels) or (output steps, output channels).
@@ -99,7 +101,7 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 			return nil, err
 		}
 		if a.NDim() == 3 {
-			return conv1dPages(e, k, a, w, g)
+			return conv1dPages(ctx, e, k, a, w, g)
 		}
 		return conv1dSteps(ctx, e, r, k, a, w, g)
 	})
@@ -159,7 +161,7 @@ func conv1dGeometry(e *Env, x *Array, w Whole, opts Conv1DOptions) (conv1dGeom, 
 
 // conv1dPages convolves the pages of this locality's tile of a page-tiled
 // 3-D x; nothing is communicated.
-func conv1dPages(e *Env, k uint64, x *Array, w Whole, g conv1dGeom) (*Array, error) {
+func conv1dPages(ctx context.Context, e *Env, k uint64, x *Array, w Whole, g conv1dGeom) (*Array, error) {
 	shape := x.ann.Tiling.Shape
 	for i, t := range x.ann.Tiling.Tiles {
 		if t.Halo[1].Len() != shape[1] || t.Halo[2].Len() != shape[2] {
@@ -179,7 +181,9 @@ func conv1dPages(e *Env, k uint64, x *Array, w Whole, g conv1dGeom) (*Array, err
 	ann.Tiling = t
 	h := ann.Local().Halo
 	data := make([]float64, h.Size())
-	conv1dLocal(x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, data)
+	if err := conv1dLocal(ctx, e.rt, x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, data); err != nil {
+		return nil, err
+	}
 	return e.newArray("Conv1D", ann, data)
 }
 
@@ -232,42 +236,74 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 	ann.Tiling = t
 	o := ann.Local().Owned[0]
 	data := make([]float64, ann.Local().Halo.Size())
-	conv1dLocal(src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data)
+	if err := conv1dLocal(ctx, e.rt, src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data); err != nil {
+		return nil, err
+	}
 	return e.newArray("Conv1D", ann, data)
 }
+
+// conv1dMinRows is the fewest im2col rows worth a task of their own.
+const conv1dMinRows = 4096
 
 // conv1dLocal computes output steps [t0, t1) of pages sequences held in
 // src: page b's input steps [first, first+held) are the rows of src from
 // b*held on, each of g.in channels. dst gets (pages, t1-t0, g.out)
-// row-major: the im2col matrix of the output steps times the kernel, one
-// Gemm.
-func conv1dLocal(src []float64, pages, first, held, t0, t1 int, kernel []float64, g conv1dGeom, dst []float64) {
+// row-major. The output rows (page, step) are cut into one part per
+// worker lane (GOMAXPROCS; parts of at least conv1dMinRows rows), each a
+// task that fills its own im2col block and multiplies it with the kernel
+// in one Gemm, so a single-threaded BLAS (the openblas build) still uses
+// every core of a locality.
+func conv1dLocal(ctx context.Context, rt *runtime.Runtime, src []float64, pages, first, held, t0, t1 int, kernel []float64, g conv1dGeom, dst []float64) error {
+	rows := pages * (t1 - t0)
+	parts := min(goruntime.GOMAXPROCS(0), max(1, rows/conv1dMinRows))
+	if parts <= 1 {
+		conv1dRows(src, first, held, t0, t1, kernel, g, dst, 0, rows)
+		return nil
+	}
+	fs := make([]*runtime.Future[struct{}], parts)
+	for p := range parts {
+		r0, r1 := rows*p/parts, rows*(p+1)/parts
+		fs[p] = runtime.Spawn(ctx, rt, func(context.Context) (struct{}, error) {
+			conv1dRows(src, first, held, t0, t1, kernel, g, dst, r0, r1)
+			return struct{}{}, nil
+		})
+	}
+	for _, f := range fs {
+		if _, err := f.Get(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// conv1dRows computes the output rows [r0, r1) of conv1dLocal (row r is
+// output step t0 + r%(t1-t0) of page r/(t1-t0)): their im2col block, then
+// one Gemm into their part of dst.
+func conv1dRows(src []float64, first, held, t0, t1 int, kernel []float64, g conv1dGeom, dst []float64, r0, r1 int) {
 	n := t1 - t0
-	rows := pages * n
-	if rows == 0 {
+	if r1 <= r0 {
 		return
 	}
 	kc := g.k * g.in
-	cols := make([]float64, rows*kc)
-	for b := range pages {
+	cols := make([]float64, (r1-r0)*kc)
+	for r := r0; r < r1; r++ {
+		b, t := r/n, t0+r%n
 		page := src[b*held*g.in : (b+1)*held*g.in]
-		for t := t0; t < t1; t++ {
-			row := cols[((b*n)+(t-t0))*kc : ((b*n)+(t-t0)+1)*kc]
-			s := t*g.stride - g.padLeft - first
-			if g.dil == 1 && s >= 0 && s+g.k <= held { // one run of the page
-				copy(row, page[s*g.in:(s+g.k)*g.in])
-				continue
+		row := cols[(r-r0)*kc : (r-r0+1)*kc]
+		s := t*g.stride - g.padLeft - first
+		if g.dil == 1 && s >= 0 && s+g.k <= held { // one run of the page
+			copy(row, page[s*g.in:(s+g.k)*g.in])
+			continue
+		}
+		for k := range g.k {
+			if s >= 0 && s < held {
+				copy(row[k*g.in:(k+1)*g.in], page[s*g.in:(s+1)*g.in])
 			}
-			for k := range g.k {
-				if s >= 0 && s < held {
-					copy(row[k*g.in:(k+1)*g.in], page[s*g.in:(s+1)*g.in])
-				}
-				s += g.dil
-			}
+			s += g.dil
 		}
 	}
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas64.General{Rows: rows, Cols: kc, Stride: kc, Data: cols},
+		blas64.General{Rows: r1 - r0, Cols: kc, Stride: kc, Data: cols},
 		blas64.General{Rows: kc, Cols: g.out, Stride: g.out, Data: slices.Clip(kernel)},
-		0, blas64.General{Rows: rows, Cols: g.out, Stride: g.out, Data: dst})
+		0, blas64.General{Rows: r1 - r0, Cols: g.out, Stride: g.out, Data: dst[r0*g.out : r1*g.out]})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -181,6 +182,34 @@ func TestConv1DErrors(t *testing.T) {
 				}
 				return err
 			})
+		})
+	}
+}
+
+// TestConv1DParts convolves tiles big enough to be cut into parts, one
+// task each (conv1dMinRows), on 1 and 2 localities.
+func TestConv1DParts(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(3))
+	const pages, steps, in, k, out = 150, 80, 2, 5, 3
+	x := globalData([]int{pages, steps, in}, 41, -1, 1)
+	kernel := Whole{Shape: []int{k, in, out}, Data: globalData([]int{k, in, out}, 42, -1, 1)}
+	for n := 1; n <= 2; n++ {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			for _, p := range []Conv1DOptions{{Padding: PadValid}, {Padding: PadSame, Dilation: 3}} {
+				_, want := conv1dReference(x, pages, steps, in, kernel.Data, k, out, p.Padding, 1, max(p.Dilation, 1))
+				xa, err := FromGlobal(e, []int{pages, steps, in}, Tiled(annotate.Page), x)
+				if err != nil {
+					return err
+				}
+				y, err := Conv1D(ctx, e, runtime.MakeReady(xa), runtime.MakeReady(kernel), p).Get(ctx)
+				if err != nil {
+					return err
+				}
+				if err := checkTile(y, want, fmt.Sprintf("%d localities, %+v", n, p)); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 }

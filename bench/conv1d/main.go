@@ -22,7 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	goruntime "runtime"
 	"slices"
 	"time"
 
@@ -70,7 +69,6 @@ func main() {
 		var times []float64
 		var y *runtime.Future[*primitives.Array]
 		for i := range *warm + *n {
-			goruntime.GC()
 			if err := c.Barrier(ctx).Err(ctx); err != nil {
 				return err
 			}
