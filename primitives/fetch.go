@@ -65,6 +65,9 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 	if err != nil {
 		return nil, fmt.Errorf("fetch_block on locality %d: %w", rt.Here(), err)
 	}
+	if e := a.env.Load(); e != nil {
+		e.name(a)
+	}
 	h := a.ann.Local().Halo
 	if len(f.Block) != len(h) || !h.Contains(f.Block) {
 		return nil, fmt.Errorf("fetch_block on locality %d: array %s: block %v is not in the tile %v held here", rt.Here(), f.Name, f.Block, h)

@@ -154,8 +154,8 @@ func TestDerivedNamesUnique(t *testing.T) {
 	})
 }
 
-// TestTilesInAGAS: every tile is named /array/<name>/<generation>/<locality>
-// in AGAS; once every locality released the array, its names are gone,
+// TestTilesInAGAS: every tile of an array something fetches from is named
+// /array/<name>/<generation>/<locality> in AGAS; once every locality released the array, its names are gone,
 // LiveArrayBytes is back and fetching it fails.
 func TestTilesInAGAS(t *testing.T) {
 	forLocalities(t, func(t *testing.T, n int) {
@@ -169,6 +169,10 @@ func TestTilesInAGAS(t *testing.T) {
 			}
 			if got, want := e.Counters().LiveArrayBytes-base, int64(8*len(x.Local())); got != want {
 				return fmt.Errorf("LiveArrayBytes grew by %d, want %d", got, want)
+			}
+			// Fetching from it names it in AGAS on every locality.
+			if _, err := x.Fetch(ctx, x.OwnedBlock()).Get(ctx); err != nil {
+				return err
 			}
 			if x.AGASName(1) != "/array/r/0/1" {
 				return fmt.Errorf("AGAS name %s, want /array/r/0/1", x.AGASName(1))

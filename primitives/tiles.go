@@ -15,19 +15,31 @@ import (
 // Tiles in AGAS and their lifetime.
 //
 // Every array an Env makes is published on its locality when it is made:
-// its tile goes into the locality's tile table (a map by the array's full
-// name "name/generation", which fetch_block serves from) and becomes an
-// AGAS component registered under /array/<name>/<generation>/<locality>
-// (basename "array/" + full name, sequence number the locality). The table
-// insert is local; the AGAS registration is a future nobody waits for, so
-// making an array costs no round trip.
+// its tile goes into the locality's tile table, a map by the array's full
+// name "name/generation" that fetch_block serves from (a fetch that
+// arrives before the array is made waits for it without keeping a worker
+// lane). That is a local map insert: making an array sends nothing.
+//
+// An array something fetches from is also named in AGAS, once: its tile
+// becomes an AGAS component registered under
+// /array/<name>/<generation>/<locality> (basename "array/" + full name,
+// sequence number the locality), when a primitive that fetches from it
+// (Fetch, Retile, VDot, Dot, the slices) first takes it on a locality, or
+// when its locality first serves a fetch_block of it. The registration is
+// a future nobody waits for. Arrays nothing fetches from — most
+// intermediate results — never touch AGAS: registering and unregistering a
+// name costs parcels to the name's home locality, measured at several
+// times the cost of a small element-wise primitive
+// (BenchmarkMakeAndRelease).
 //
 // An array lives until every locality has released it (Array.Release):
 // each locality's Release tells the others with one small parcel
 // (array_release), and a tile is dropped — out of the table, its AGAS name
 // unregistered and its component freed, LiveArrayBytes lowered — once its
 // locality has released it and heard from all the others. So a locality
-// that releases early still serves the fetches of slower ones.
+// that releases early still serves the fetches of slower ones. Arrays
+// nobody releases stay until the runtime ends: long programs release the
+// arrays they are done with.
 
 // tileTable is one locality's published tiles, shared by the actions that
 // serve them and the locality's Env. It exists from the first use on its
@@ -114,8 +126,6 @@ func (e *Env) publish(op string, a *Array) error {
 		en = &tileEntry{}
 		t.entries[full] = en
 	}
-	a.gid = agas.Create(e.acts.agas, e.rt, a)
-	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+full, a.gid, uint32(e.Locality()))
 	a.env.Store(e)
 	en.a = a
 	waiters := en.waiters
@@ -128,19 +138,37 @@ func (e *Env) publish(op string, a *Array) error {
 	return nil
 }
 
-// adopt checks that x can be fetched from: live, and published on this
-// locality (publishing it if it was made otherwise than by newArray).
+// adopt checks that x can be fetched from: live, published on this
+// locality (publishing it if it was made otherwise than by newArray) and
+// named in AGAS. Primitives that fetch from an array adopt it on every
+// locality; fetch_block names the tile it serves too.
 func (e *Env) adopt(op string, x *Array) error {
 	if err := x.live(e, op); err != nil {
 		return err
 	}
 	switch owner := x.env.Load(); {
-	case owner == e:
-		return nil
-	case owner != nil:
+	case owner == nil:
+		if err := e.publish(op, x); err != nil {
+			return err
+		}
+	case owner != e:
 		return e.errorf(op, "array %s belongs to another Env", x.Name())
 	}
-	return e.publish(op, x)
+	e.name(x)
+	return nil
+}
+
+// name registers a's tile in AGAS, once: a component (agas.Create, local)
+// named /array/<name>/<generation>/<locality> (a future nobody waits for).
+func (e *Env) name(a *Array) {
+	t := e.tiles
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a.named != nil || a.released.Load() {
+		return
+	}
+	a.gid = agas.Create(e.acts.agas, e.rt, a)
+	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+a.ann.FullName(), a.gid, uint32(e.Locality()))
 }
 
 // Release says this locality is done with the array: every primitive that
@@ -184,6 +212,10 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 		return
 	}
 	delete(t.entries, full)
+	var named *runtime.Future[struct{}]
+	if en.a != nil {
+		named = en.a.named
+	}
 	t.mu.Unlock()
 	for _, w := range en.waiters {
 		w(nil, fmt.Errorf("array %s was released by every locality before locality %d made it", full, rt.Here()))
@@ -194,8 +226,11 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 	}
 	e := a.env.Load()
 	e.track(-int64(8 * len(a.data)))
+	if named == nil {
+		return
+	}
 	// The name goes once its registration is done; then the component.
-	runtime.Then(context.Background(), a.named, func(ctx context.Context, _ struct{}) (struct{}, error) {
+	runtime.Then(context.Background(), named, func(ctx context.Context, _ struct{}) (struct{}, error) {
 		if _, err := acts.agas.Unregister(ctx, rt, "array/"+full, uint32(e.Locality())).Get(ctx); err != nil {
 			return struct{}{}, err
 		}
@@ -229,7 +264,8 @@ func (a *Array) published() bool {
 }
 
 // AGASName returns the symbolic name the array's tile on locality is
-// registered under: /array/<name>/<generation>/<locality>.
+// registered under once something fetches from the array:
+// /array/<name>/<generation>/<locality>.
 func (a *Array) AGASName(locality int) string {
 	return agas.Name("array/"+a.ann.FullName(), uint32(locality))
 }
