@@ -61,9 +61,11 @@ func (rt *Runtime) MetricsAddr() string {
 	return rt.metrics.addr
 }
 
-// metricsAddrFor returns the address locality listens on for a job whose
-// metrics address is addr: port+locality, or port 0 for every locality.
-func metricsAddrFor(addr string, locality uint32) (string, error) {
+// MetricsListenAddr returns the address locality serves /metrics on in a
+// job whose metrics address (Config.MetricsAddr, TESSERA_METRICS_ADDR) is
+// addr: port+locality, so that the localities of one host do not clash,
+// or port 0 (the kernel's choice) for every locality when port is 0.
+func MetricsListenAddr(addr string, locality uint32) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", err
@@ -111,7 +113,7 @@ func (rt *Runtime) startMetrics() error {
 	if job == "" {
 		return nil
 	}
-	addr, err := metricsAddrFor(job, rt.here)
+	addr, err := MetricsListenAddr(job, rt.here)
 	if err != nil {
 		return fmt.Errorf("runtime: locality %d: metrics address %s=%q: %w", rt.here, from, job, err)
 	}

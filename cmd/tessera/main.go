@@ -10,7 +10,7 @@ const usage = `usage: tessera <command> [arguments]
 
 Commands:
   run -n N [--grace D] [--trace DIR] [--profile P] [--parcelport tcp|nbio]
-      [--] prog [args...]
+      [--metrics-addr HOST:PORT] [--] prog [args...]
         start N localities of the SPMD program prog on this machine
   trace summary|export|check ARCHIVE
         read a run's OTF2 trace: profile and utilisation, Perfetto
@@ -32,6 +32,11 @@ Flags of run:
   --parcelport tcp|nbio
               how the localities talk: Go's net (tcp, the default) or
               github.com/lesismal/nbio (sets TESSERA_PARCELPORT)
+  --metrics-addr HOST:PORT
+              each locality serves its Prometheus metrics over HTTP:
+              locality i at HOST:PORT+i/metrics (port 0: ports of the
+              kernel's choosing); the list is printed at start (sets
+              TESSERA_METRICS_ADDR)
 `
 
 func main() {

@@ -49,13 +49,18 @@ type runOptions struct {
 	// Parcelport, from --parcelport: tcp or nbio, passed to the
 	// localities as TESSERA_PARCELPORT; "" leaves it as it is.
 	Parcelport string
+
+	// MetricsAddr, from --metrics-addr: host:port passed to the localities
+	// as TESSERA_METRICS_ADDR; locality i serves /metrics on port+i.
+	// "" leaves it as it is.
+	MetricsAddr string
 }
 
 // traceEnv is the environment the tracing and parcelport flags set.
 func (o *runOptions) traceEnv() map[string]string {
 	env := map[string]string{}
 	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile,
-		"TESSERA_PARCELPORT": o.Parcelport} {
+		"TESSERA_PARCELPORT": o.Parcelport, "TESSERA_METRICS_ADDR": o.MetricsAddr} {
 		if v != "" {
 			env[k] = v
 		}
@@ -75,6 +80,12 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("--profile must be screen or csv, not %q", o.Profile)
 	case o.Parcelport != "" && o.Parcelport != runtime.ParcelportTCP && o.Parcelport != runtime.ParcelportNBIO:
 		return fmt.Errorf("--parcelport must be %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, o.Parcelport)
+	}
+	if o.MetricsAddr != "" {
+		// The last locality has the highest port.
+		if _, err := runtime.MetricsListenAddr(o.MetricsAddr, uint32(o.N-1)); err != nil {
+			return fmt.Errorf("--metrics-addr %q for %d localities: %w", o.MetricsAddr, o.N, err)
+		}
 	}
 	if o.TraceFormat != "" {
 		for _, f := range strings.Split(o.TraceFormat, ",") {
@@ -129,10 +140,11 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	traceFormat := fs.String("trace-format", "", "timelines to write: otf2,perfetto")
 	profile := fs.String("profile", "", "print the profile at exit: screen or csv")
 	port := fs.String("parcelport", "", "the localities' parcelport: tcp (default) or nbio")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics: locality i at host:port+i/metrics")
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port}
+	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr}
 	if opts.TraceDir != "" {
 		abs, err := filepath.Abs(opts.TraceDir)
 		if err != nil {
@@ -145,7 +157,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil
@@ -279,6 +291,12 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	errSink := &syncWriter{w: stderr}
 	note := func(format string, args ...any) {
 		errSink.writeLine([]byte("[tessera] " + fmt.Sprintf(format, args...) + "\n"))
+	}
+	if opts.MetricsAddr != "" {
+		for i := range opts.N {
+			addr, _ := runtime.MetricsListenAddr(opts.MetricsAddr, uint32(i)) // checked by validate
+			note("locality %d serves metrics at http://%s/metrics", i, addr)
+		}
 	}
 
 	children := make([]*child, 0, opts.N)
