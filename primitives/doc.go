@@ -81,6 +81,34 @@
 // OpenBLAS single-threaded unless OPENBLAS_NUM_THREADS is set, since a
 // locality already runs its tasks on every core. BLAS names the one in use.
 //
+// # CSV files, convolution and diagonals
+//
+// ReadCSV (file_read_csv_d) reads a 2-D array (rows, columns) or, with
+// CSVOptions.RowsPerPage, a 3-D one (pages, rows per page, columns) from a
+// CSV file every locality can open; its default name follows Listing 3
+// ("HAR_csv_1" for HAR.csv). Each locality reads only its share: it scans
+// the lines starting in its byte range of the file, every locality gathers
+// the counts (the shape and every range's first line number), the owners
+// of each tile's first and last rows publish their byte offsets, and each
+// locality parses the bytes of its own tile — three collectives, reserved
+// when ReadCSV is called. A bad row (ragged, not a number: named by file,
+// line and column), a missing file or a row count that is not a multiple of
+// the rows per page fails the future on every locality.
+//
+// Conv1D (conv1d_d) is Keras' Conv1D without bias (valid, same or causal
+// padding, stride, dilation) of an array by a kernel every locality holds
+// whole (a Whole of shape (size, input channels, output channels)): a
+// page-tiled 3-D input is convolved page by page with no communication
+// and the result keeps its page tiling; a 2-D (steps, channels) input of
+// any tiling gets the steps its output rows need — the neighbours' halo —
+// in one AllToAllV, and the result is row-tiled. Each locality multiplies
+// its im2col matrix by the kernel with blas64.Gemm, one per worker lane.
+//
+// Diag (numpy's diag) turns a vector into a diagonal matrix row-tiled as
+// the vector (no communication) and a matrix into its diagonal: tiled as
+// the tiles own the diagonal when each owns part of it, otherwise row-tiled
+// through one AllToAllV.
+//
 // # Collectives of chained primitives
 //
 // A primitive that needs a collective reserves the communicator's
@@ -103,5 +131,5 @@
 // with its error.
 //
 // Not here yet (issue 5): AGAS registration of tiles and fetching remote
-// blocks, dot, slicing, retile, conv1d, diag and CSV reading.
+// blocks, dot, slicing and retile.
 package primitives
