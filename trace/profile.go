@@ -132,7 +132,8 @@ func (p *Profile) sorted() []string {
 // WriteText writes the profile for the screen: a title line, the wall
 // time, lanes, available time (and utilisation when Busy is known), then
 // one line per region with its count, total, mean, min and max time and
-// share of the available time, longest total first.
+// share of the available time (column "% avail": percent of wall × lanes),
+// longest total first.
 func (p *Profile) WriteText(w io.Writer, title string) error {
 	lanes := max(p.Lanes, 1)
 	head := fmt.Sprintf("%s\nwall time %v, %d lane(s), available time %v", title, p.Wall, lanes, p.available())
@@ -143,7 +144,7 @@ func (p *Profile) WriteText(w io.Writer, title string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "region\tcount\ttotal\tmean\tmin\tmax\t% wall\t")
+	fmt.Fprintln(tw, "region\tcount\ttotal\tmean\tmin\tmax\t% avail\t")
 	for _, n := range p.sorted() {
 		s := p.Regions[n]
 		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%v\t%.2f\t\n", n, s.Count, s.Total, s.Mean(), s.Min, s.Max, 100*p.Share(s.Total))

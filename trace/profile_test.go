@@ -211,7 +211,7 @@ func TestProfileWriteText(t *testing.T) {
 	for i, want := range [][]string{
 		{"locality 0"},
 		{"wall time 100ms", "2 lane(s)", "available time 200ms", "busy 50ms (25.0% utilisation)"},
-		{"region", "count", "total", "mean", "min", "max", "% wall"},
+		{"region", "count", "total", "mean", "min", "max", "% avail"},
 		{"big", " 2 ", "40ms", "20ms", "10ms", "30ms", "20.00"},
 		{"small", " 1 ", "10ms", "5.00"},
 	} {
