@@ -127,4 +127,15 @@ the window (4 MiB per peer) unsent, and copies parcels up to 16 KiB into a
 per-peer buffer that the next writer sends in one write. Both open one
 connection per pair of localities (asserted by \`TestPortOneConnectionPerPair\`
 in \`parcel/\` for a job of 4).
+
+Where nbio's time goes: its poller waits in epoll_wait, a blocking system
+call during which the poller's thread keeps its P. With GOMAXPROCS=1 (what
+\`tessera run -n 2\` gives each locality on 2 cores) a goroutine the poller
+wakes cannot run until the Go scheduler's monitor takes that P back, which
+can take milliseconds. The nbio port therefore yields (\`runtime.Gosched\`)
+after delivering parcels, so the tasks they wake run at once; without it
+the 64-byte round trip took about 200 µs on this machine. A sender waiting
+for the window is woken by nbio's write callback, on the poller, and waits
+for the P the same way; that, and the copy of every byte the socket does not
+take at once into nbio's cache, is where the bandwidth goes.
 EOF
