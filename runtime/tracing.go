@@ -217,17 +217,7 @@ func (tr *tracing) profile(a *trace.OTF2Archive, stdout *os.File) error {
 	if tr.cfg.Dir != "" {
 		path = filepath.Join(tr.cfg.Dir, "profile.csv")
 	}
-	return writeFile(path, func(f *os.File) error {
-		if err := all.WriteCSV(f, "all"); err != nil {
-			return err
-		}
-		for _, l := range locs {
-			if err := per[l].WriteCSV(f, fmt.Sprint(l)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return writeFile(path, func(f *os.File) error { return trace.WriteProfilesCSV(f, per, all) })
 }
 
 func writeFile(path string, write func(f *os.File) error) error {
