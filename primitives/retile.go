@@ -59,12 +59,9 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 		scatter bool // fetched into a buffer to copy into data
 	}
 	var fs []pending
+	// Remote pieces first, so they travel while the local ones are copied.
 	for _, p := range pieces {
-		if p.To != here {
-			continue
-		}
-		if p.Local() {
-			copyBlock(data, h, x.data, x.ann.Local().Halo, p.Block)
+		if p.To != here || p.Local() {
 			continue
 		}
 		if off, ok := contiguousIn(h, p.Block); ok {
@@ -72,6 +69,11 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 			continue
 		}
 		fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, make([]float64, p.Block.Size())), block: p.Block, scatter: true})
+	}
+	for _, p := range pieces {
+		if p.To == here && p.Local() {
+			copyBlock(data, h, x.data, x.ann.Local().Halo, p.Block)
+		}
 	}
 	for _, p := range fs {
 		buf, err := p.f.Get(ctx)

@@ -7,6 +7,8 @@
 // between localities, and locality 0 prints the median time and the
 // effective rate, the bytes that crossed between localities per second:
 //
+// -cpuprofile FILE writes a CPU profile per locality (FILE.L0, ...).
+//
 //	retile: 4096 x 4096 row -> column on 4 localities: 100663296 bytes moved in 0.2134 s
 //	RESULT name=retile n=4096 localities=4 seconds=0.213400 bytes=100663296 gbps=0.472
 //
@@ -18,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -30,6 +33,7 @@ import (
 func main() {
 	n := flag.Int("n", 4096, "matrix order")
 	reps := flag.Int("reps", 5, "timed retiles (after one untimed)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the retiles here, suffixed .L<locality>")
 	flag.Parse()
 	if *n < 1 || *reps < 1 || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: retile [-n order] [-reps r]")
@@ -38,6 +42,17 @@ func main() {
 	reg := runtime.NewRegistry()
 	acts := primitives.Register(reg, agas.New(reg))
 	os.Exit(runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
+		if *cpuprofile != "" {
+			f, err := os.Create(fmt.Sprintf("%s.L%d", *cpuprofile, rt.Here()))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		return run(ctx, rt, acts, *n, *reps)
 	}))
 }
