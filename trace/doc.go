@@ -32,7 +32,19 @@
 // unmatched Enter/Leave, undefined references, unknown parent GUIDs).
 // `tessera trace summary|export|check` runs them.
 //
+// Metrics and spans: NewCollector is a prometheus.Collector over one
+// locality's counters (a Snapshot filled by a CounterSource — the runtime,
+// which adds AGAS's): tessera_tasks_total, tessera_parcels_sent_total with
+// the label peer, tessera_agas_cache_hits_total and the rest, each with the
+// label locality. Programs register it with their own
+// prometheus.Registerer (runtime.Config.Metrics) or let each locality serve
+// /metrics (runtime.Config.MetricsAddr, TESSERA_METRICS_ADDR,
+// `tessera run --metrics-addr`); nothing registers globally. SpanHook is
+// how the runtime reports spans — "call <action>" on the caller,
+// "<action>" on the callee, Runtime.StartSpan for primitives — and carries
+// the span context in the parcel header; OTelSpans implements it over an
+// OpenTelemetry TracerProvider, so one trace covers every locality.
+//
 // The format notes and the golden archives written by libotf2 that the
-// tests compare against are in testdata/otf2. The tracer itself, the
-// samplers, Prometheus and OpenTelemetry outputs are not written yet.
+// tests compare against are in testdata/otf2.
 package trace
