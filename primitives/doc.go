@@ -31,7 +31,45 @@
 // from NewArray (this locality's tile, kept without copying) or FromGlobal
 // (the tile copied out of the whole array); runtime.MakeReady turns one
 // into a future for the other primitives. Arrays are never changed once
-// made.
+// made. Primitives make their results with Env.newArray, which publishes
+// the tile (below).
+//
+// Each array has a local view — Local, LocalBlock, OwnedBlock, Dense and
+// View (a sub-block of the tile sharing its memory, numpy's view) — and a
+// global view: Shape, Annotation (every locality's tile) and Fetch, which
+// reads any block of the whole array from wherever it lives.
+//
+// # Tiles in AGAS, fetching blocks, lifetime
+//
+// Every array is published on its locality when made: its tile goes into
+// the locality's tile table (a local map by full name, no message), from
+// which the fetch_block action serves any block of it as one raw chunk
+// that the caller reads straight into its slice (runtime.AsyncInto; a
+// fetch that arrives before the owner made the array waits without
+// keeping a worker lane). An array something fetches from is also named
+// in AGAS, once, as /array/<name>/<generation>/<locality> (basename
+// "array/<name>/<generation>", sequence number the locality; the
+// registration is a future nobody waits for): arrays nothing fetches from,
+// most intermediate results, never cost AGAS parcels.
+//
+// Derived results (element-wise, Transpose, Retile, Dot, slices, ...) are
+// named "<base>~<k>" — the first input's name without an earlier "~<k>",
+// k the Env's count of named arrays taken when the primitive is called —
+// with generation one more than the highest input's: unique per Env and
+// the same on every locality. A name given in a Layout must not be in use
+// on the locality.
+//
+// Lifetime: Array.Release says this locality is done with an array (every
+// primitive reading it has its result ready here). Every locality releases
+// (SPMD); each tells the others with one small parcel, and a tile is
+// dropped — table, AGAS name and component, LiveArrayBytes — once its
+// locality has released it and heard from all the others, so a fast
+// locality keeps serving slower ones. Arrays never released live until the
+// runtime ends; long programs release what they are done with.
+//
+// Env.Counters gives the locality's BytesFetched, BlocksFetched and
+// BytesServed, and LiveArrayBytes/PeakArrayBytes (tiles made and not yet
+// dropped).
 //
 // # Primitives
 //
@@ -42,15 +80,31 @@
 // array equals the single-locality array with that seed whatever the
 // tiling.
 //
-// Element-wise (generation + 1, no communication; the result keeps the
-// first input's name and tiling): Add, Sub, Mul, Div, Equal, NotEqual,
+// Element-wise (a derived result, no communication, the first input's
+// tiling): Add, Sub, Mul, Div, Equal, NotEqual,
 // Less, Greater and Map2 between conformable arrays (the same shape and the
 // same tiling); AddScalar, SubScalar, ScalarSub, MulScalar, DivScalar,
 // ScalarDiv, EqualScalar, NotEqualScalar (Listing 4's _ne(a, 0.0, true)),
 // LessScalar, GreaterScalar with a scalar; Exp, Log, Sqrt, Abs, Neg and
 // Map. Comparisons give 0/1 masks. Transpose reverses the dimensions
 // (a row-tiled matrix becomes column-tiled): each locality transposes its
-// own tile and the annotation's spans swap; generation + 1.
+// own tile and the annotation's spans swap.
+//
+// Moving and multiplying (fetches, no collective unless said): Retile
+// (retile_d) lays an array out anew — any kind, explicit tiles, with or
+// without an overlap — moving only the pieces of annotate.Plan: each
+// locality copies what it owned and fetches every other piece of its new
+// tile from its owner. VDot is the inner product of two vectors (partial
+// dots over the owned elements, the other vector's matching blocks fetched
+// when tiled differently, one AllReduce). Dot multiplies a row-tiled
+// matrix by a vector or a matrix (gemv/gemm on each locality's rows, after
+// fetching the blocks of the right operand it lacks); the result is
+// row-tiled like the matrix.
+//
+// Slicing follows numpy: Slice(a, block) is a[r0:r1, c0:c1] with a's
+// number of dimensions, SliceRow and SliceColumn are a[i, :] and a[:, j]
+// (negative indices count from the end) as vectors. A distributed slice is
+// a new array laid out by its own Layout, filled like a retile.
 //
 // Reductions (local work on the owned elements plus one collective): Sum,
 // Mean, Max, Min (NaN if any element is NaN), ArgMax and ArgMin (the global
@@ -129,7 +183,4 @@
 // dimension, a tiling of another shape or tile count, the maximum of an
 // empty array. A failed input fails every primitive that depends on it
 // with its error.
-//
-// Not here yet (issue 5): AGAS registration of tiles and fetching remote
-// blocks, dot, slicing and retile.
 package primitives
