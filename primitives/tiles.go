@@ -95,9 +95,9 @@ func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Arra
 	return f
 }
 
-// newArray makes the Array of ann over data and publishes it: into the
-// tile table, LiveArrayBytes, and AGAS (in the background). It fails when
-// an array of the same full name is live on this locality.
+// newArray makes the Array of ann over data and publishes it (the tile
+// table, LiveArrayBytes). Every primitive makes its results with it. It
+// fails when an array of the same full name is live on this locality.
 func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Array, error) {
 	a := &Array{ann: ann, data: data}
 	if err := e.publish(op, a); err != nil {
@@ -106,9 +106,9 @@ func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Arr
 	return a, nil
 }
 
-// publish puts a's tile into this locality's table and AGAS. An array made
-// otherwise than by newArray (a literal Array) is published by the first
-// primitive that fetches from it (adopt).
+// publish puts a's tile into this locality's table and fulfils the fetches
+// that waited for it. An array made otherwise than by newArray (a literal
+// Array) is published by the first primitive that fetches from it (adopt).
 func (e *Env) publish(op string, a *Array) error {
 	full := a.ann.FullName()
 	t := e.tiles
