@@ -32,7 +32,8 @@ import (
 // each ⌈log2 p⌉ rounds, so 2n·⌈log2 p⌉ message latencies on the critical
 // path — latency-bound for small n — and about 2n²·⌈log2 p⌉ numbers
 // sent; then an AllToAllV of n²/p numbers per locality. Memory per
-// locality: twice its tile, plus one pivot row at a time.
+// locality: its rows of A and of X (twice its tile), one pivot row at a
+// time, and for the final exchange a copy of its rows of X.
 //
 // A matrix is singular to working precision when a step's largest pivot
 // is at most n·ε·max|a| (ε the float64 machine epsilon): the result is an
