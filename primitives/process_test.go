@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/trace"
 )
 
 // These tests run the scenarios of testdata/arrayjob as jobs of 1 to 5 real
@@ -52,8 +54,9 @@ func (l *lockedBuffer) String() string {
 
 // runProcesses runs bin with args as a job of n localities and waits until
 // every process has ended or limit has passed; it fails the test unless
-// every locality exited with 0 and printed "locality N ok".
-func runProcesses(t *testing.T, bin string, n int, limit time.Duration, args ...string) {
+// every locality exited with 0 and printed "locality N ok". env is added
+// to each process's environment.
+func runProcesses(t *testing.T, bin string, n int, limit time.Duration, env []string, args ...string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,6 +79,7 @@ func runProcesses(t *testing.T, bin string, n int, limit time.Duration, args ...
 			"TESSERA_LOCALITY="+strconv.Itoa(i), "TESSERA_NUM_LOCALITIES="+strconv.Itoa(n),
 			"TESSERA_ROOT_ADDR="+root, "TESSERA_LISTEN_HOST=127.0.0.1", "TESSERA_SECRET="+secret,
 			"GOMAXPROCS="+strconv.Itoa(max(1, goruntime.NumCPU()/n)))
+		cmd.Env = append(cmd.Env, env...)
 		p := &proc{cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 		cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 		if err := cmd.Start(); err != nil {
@@ -121,8 +125,36 @@ func TestProcessScenarios(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			for n := 1; n <= 5; n++ {
-				runProcesses(t, bin, n, 2*time.Minute, name)
+				runProcesses(t, bin, n, 2*time.Minute, nil, name)
 			}
 		})
 	}
+}
+
+// TestProcessFetchBlockTraced: a traced retile on 3 processes shows the
+// fetch_block region in the job's OTF2 archive.
+func TestProcessFetchBlockTraced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-process jobs: not in -short")
+	}
+	bin := buildArrayJob(t)
+	dir := t.TempDir()
+	runProcesses(t, bin, 3, 2*time.Minute, []string{"TESSERA_TRACE=" + dir}, "retile")
+	anchor, err := trace.FindOTF2(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := trace.ReadOTF2(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range a.Regions {
+		if n := a.StringOf(r.Name); n == "fetch_block" {
+			return
+		} else {
+			names = append(names, n)
+		}
+	}
+	t.Fatalf("no fetch_block region in the trace of a retile; regions: %v", names)
 }
