@@ -85,6 +85,7 @@ func (t *task) info() TaskInfo {
 	if name == "" {
 		if f := goruntime.FuncForPC(t.pc); f != nil {
 			name = f.Name()
+			t.name = name // only the task's goroutine calls info: named once
 		}
 	}
 	return TaskInfo{GUID: t.guid, Parent: t.parent, Name: name, Locality: t.s.locality, Lane: t.lane}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // ArchiveName is the name of a run's OTF2 archive in its trace directory:
@@ -81,7 +82,9 @@ type laneLog struct {
 	open    bool   // a region is entered and not left
 	openRef uint32 // that region
 	err     error
-	cache   map[string]uint32 // region name -> locality reference
+	cache   map[nameKey]uint32 // region name -> locality reference
+	lastKey nameKey            // the name of the last event, and its reference
+	lastRef uint32
 	pay     []byte            // scratch: attribute list payload
 	rec     []byte            // scratch: the records of one event
 }
@@ -155,7 +158,7 @@ func (t *Tracer) openLane(id uint64, name string) (*laneLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: locality %d: %w", t.cfg.Locality, err)
 	}
-	l := &laneLog{id: id, name: name, path: path, f: f, cache: map[string]uint32{},
+	l := &laneLog{id: id, name: name, path: path, f: f, cache: map[nameKey]uint32{},
 		pay: make([]byte, 0, 64), rec: make([]byte, 0, 128)}
 	l.cw = newChunkWriter(func(b []byte) error {
 		_, err := f.Write(b)
@@ -182,12 +185,7 @@ func (t *Tracer) Enter(lane int, name string, guid, parent uint64) {
 	l := t.lanes[lane]
 	l.mu.Lock()
 	if !l.closed {
-		ref, ok := l.cache[name]
-		if !ok {
-			ref = t.region(name)
-			l.cache[name] = ref
-		}
-		l.enter(t.now(), ref, guid, parent)
+		l.enter(t.now(), t.lookup(l, name), guid, parent)
 	}
 	l.mu.Unlock()
 }
@@ -201,14 +199,36 @@ func (t *Tracer) Leave(lane int, name string) {
 	l := t.lanes[lane]
 	l.mu.Lock()
 	if !l.closed {
-		ref, ok := l.cache[name]
-		if !ok {
-			ref = t.region(name)
-			l.cache[name] = ref
-		}
-		l.leave(t.now(), ref)
+		l.leave(t.now(), t.lookup(l, name))
 	}
 	l.mu.Unlock()
+}
+
+// nameKey is a task name by the address and length of its bytes. Task
+// names are action names held by the registry and Go function names in
+// the binary: the same name comes back with the same bytes, so the lane's
+// cache finds it without hashing the text. The cache keeps the bytes
+// alive, so an address is never reused for another name; the same text at
+// two addresses merely takes two entries, with the same reference.
+type nameKey struct {
+	p *byte
+	n int
+}
+
+// lookup returns the reference of name through the lane's cache; l.mu is
+// held.
+func (t *Tracer) lookup(l *laneLog, name string) uint32 {
+	k := nameKey{unsafe.StringData(name), len(name)}
+	if k == l.lastKey && k.p != nil {
+		return l.lastRef
+	}
+	ref, ok := l.cache[k]
+	if !ok {
+		ref = t.region(name)
+		l.cache[k] = ref
+	}
+	l.lastKey, l.lastRef = k, ref
+	return ref
 }
 
 // region returns the locality's reference of the region name.
