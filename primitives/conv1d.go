@@ -70,8 +70,9 @@ type conv1dGeom struct {
 // Each locality computes its tile as a matrix product: the im2col matrix
 // of its output steps (rows of kernel size x input channels) times the
 // kernel as a (kernel size x input channels, output channels) matrix,
-// through gonum's blas64 (so the openblas build tag applies): one Gemm per
-// worker lane, each on its share of the rows, as tasks. The result
+// through gonum's blas64 (so the openblas build tag applies). The rows are
+// shared out to one task per worker lane, and each multiplies blocks of
+// conv1dBlockRows rows, whose im2col block stays in the cache. The result
 // is named as a derived result of x (its base name with "~k", generation
 // + 1) and has shape (pages, output steps, output
 // channels) or (output steps, output channels).
@@ -250,9 +251,8 @@ const conv1dMinRows = 4096
 // b*held on, each of g.in channels. dst gets (pages, t1-t0, g.out)
 // row-major. The output rows (page, step) are cut into one part per
 // worker lane (GOMAXPROCS; parts of at least conv1dMinRows rows), each a
-// task that fills its own im2col block and multiplies it with the kernel
-// in one Gemm, so a single-threaded BLAS (the openblas build) still uses
-// every core of a locality.
+// task (conv1dRows), so a single-threaded BLAS (the openblas build) still
+// uses every core of a locality.
 func conv1dLocal(ctx context.Context, rt *runtime.Runtime, src []float64, pages, first, held, t0, t1 int, kernel []float64, g conv1dGeom, dst []float64) error {
 	rows := pages * (t1 - t0)
 	parts := min(goruntime.GOMAXPROCS(0), max(1, rows/conv1dMinRows))
@@ -276,34 +276,47 @@ func conv1dLocal(ctx context.Context, rt *runtime.Runtime, src []float64, pages,
 	return nil
 }
 
+// conv1dBlockRows is how many output rows one Gemm computes: the im2col
+// block of 256 rows (60 KiB for Listing 2's 30 columns) stays in the
+// cache between its filling and the product. Measured on Listing 2's
+// convolution, one Gemm over a whole tile's im2col matrix (34 MB, written
+// to memory and read back) took 3x the time of blocks of 256 rows with
+// OpenBLAS and 1.15x with gonum.
+const conv1dBlockRows = 256
+
 // conv1dRows computes the output rows [r0, r1) of conv1dLocal (row r is
-// output step t0 + r%(t1-t0) of page r/(t1-t0)): their im2col block, then
-// one Gemm into their part of dst.
+// output step t0 + r%(t1-t0) of page r/(t1-t0)), conv1dBlockRows at a
+// time: their im2col block, in one buffer allocated once, then one Gemm
+// into their part of dst.
 func conv1dRows(src []float64, first, held, t0, t1 int, kernel []float64, g conv1dGeom, dst []float64, r0, r1 int) {
 	n := t1 - t0
 	if r1 <= r0 {
 		return
 	}
 	kc := g.k * g.in
-	cols := make([]float64, (r1-r0)*kc)
-	for r := r0; r < r1; r++ {
-		b, t := r/n, t0+r%n
-		page := src[b*held*g.in : (b+1)*held*g.in]
-		row := cols[(r-r0)*kc : (r-r0+1)*kc]
-		s := t*g.stride - g.padLeft - first
-		if g.dil == 1 && s >= 0 && s+g.k <= held { // one run of the page
-			copy(row, page[s*g.in:(s+g.k)*g.in])
-			continue
-		}
-		for k := range g.k {
-			if s >= 0 && s < held {
-				copy(row[k*g.in:(k+1)*g.in], page[s*g.in:(s+1)*g.in])
+	cols := make([]float64, min(conv1dBlockRows, r1-r0)*kc)
+	w := blas64.General{Rows: kc, Cols: g.out, Stride: g.out, Data: slices.Clip(kernel)}
+	for b0 := r0; b0 < r1; b0 += conv1dBlockRows {
+		b1 := min(b0+conv1dBlockRows, r1)
+		clear(cols)
+		for r := b0; r < b1; r++ {
+			b, t := r/n, t0+r%n
+			page := src[b*held*g.in : (b+1)*held*g.in]
+			row := cols[(r-b0)*kc : (r-b0+1)*kc]
+			s := t*g.stride - g.padLeft - first
+			if g.dil == 1 && s >= 0 && s+g.k <= held { // one run of the page
+				copy(row, page[s*g.in:(s+g.k)*g.in])
+				continue
 			}
-			s += g.dil
+			for k := range g.k {
+				if s >= 0 && s < held {
+					copy(row[k*g.in:(k+1)*g.in], page[s*g.in:(s+1)*g.in])
+				}
+				s += g.dil
+			}
 		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: b1 - b0, Cols: kc, Stride: kc, Data: cols[:(b1-b0)*kc]},
+			w, 0, blas64.General{Rows: b1 - b0, Cols: g.out, Stride: g.out, Data: dst[b0*g.out : b1*g.out]})
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas64.General{Rows: r1 - r0, Cols: kc, Stride: kc, Data: cols},
-		blas64.General{Rows: kc, Cols: g.out, Stride: g.out, Data: slices.Clip(kernel)},
-		0, blas64.General{Rows: r1 - r0, Cols: g.out, Stride: g.out, Data: dst[r0*g.out : r1*g.out]})
 }

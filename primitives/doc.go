@@ -156,7 +156,8 @@
 // and the result keeps its page tiling; a 2-D (steps, channels) input of
 // any tiling gets the steps its output rows need — the neighbours' halo —
 // in one AllToAllV, and the result is row-tiled. Each locality multiplies
-// its im2col matrix by the kernel with blas64.Gemm, one per worker lane.
+// its im2col matrix by the kernel with blas64.Gemm, in blocks of rows
+// spread over its worker lanes.
 //
 // Diag (numpy's diag) turns a vector into a diagonal matrix row-tiled as
 // the vector (no communication) and a matrix into its diagonal: tiled as
