@@ -7,8 +7,45 @@
 // observes through small interfaces, so tracing can be switched off at no
 // cost.
 //
-// What exists so far is the OTF2 core, written and read natively in Go
-// with the standard library only:
+// The tracer. A Tracer (NewTracer) writes one locality's part of a run's
+// OTF2 archive in the run's trace directory: each worker lane is a location
+// (id locality<<32 + lane) whose events go into a chunk buffer of its own,
+// allocated once and written to DIR/tessera/ID.evt whenever it fills, under
+// that lane's lock only; the steady state allocates nothing. Enter carries
+// the UINT64 attributes "GUID" and "Parent GUID"; a task that yields Leaves
+// its region on its lane and Enters it again where it resumes, so every
+// location's Enter/Leave pairs match and its times never go back. Regions
+// (role TASK) are task names: action names as they are, a local task's Go
+// function name without the directories of its import path (RegionName).
+// StartSampler adds a location (lane number Lanes) with one Metric event per
+// period (100ms by default) of the class SampleMetrics: process CPU
+// utilisation and resident set size (from /proc, 0 elsewhere), task queue
+// length, calls in flight, parcels queued, parcels and bytes sent.
+//
+// One archive per run. Region references in a locality's event files are
+// its own. Close writes the locality's part description,
+// DIR/tessera.parts/LOC.json (host, locations with event counts and time
+// span, region names). MergeOTF2 — locality 0, at exit — waits for the
+// parts of all localities (bounded), unifies their regions and writes the
+// one global definition file DIR/tessera.def (strings, the two attributes,
+// a system tree node per host, a location group per locality, the
+// locations, regions, metrics, clock in ns since the Unix epoch), the anchor
+// DIR/tessera.otf2 and, per location, a local definition file with a REGION
+// MappingTable from its locality's references to the global ones; libotf2's
+// readers and ReadOTF2 apply it. The trace directory must be shared by all
+// localities' hosts.
+//
+// A crash. A locality that dies writes no part: its event files stay behind
+// but no definition names them. The survivors close their tracers when they
+// fail, and locality 0 merges the parts that arrive within its wait (3s
+// after a failure) into an archive of the surviving localities, logging
+// which are missing. If locality 0 itself died, the other parts and event
+// files are on disk without an anchor: MergeOTF2 on the directory (any
+// process, with localities 0 to take whatever parts are there) writes the
+// archive of those.
+//
+// The OTF2 core, written and read natively in Go with the standard library
+// only:
 //
 //   - OTF2Writer (CreateOTF2) writes an OTF2 3.0 archive: the anchor file,
 //     the global definitions (strings, attributes, system tree nodes,
