@@ -36,7 +36,6 @@ type TracerConfig struct {
 	// EvtChunkSize is the event chunk size, the same on every locality;
 	// 0: OTF2DefaultEvtChunkSize.
 	EvtChunkSize uint64
-
 }
 
 // Tracer writes one locality's part of a run's OTF2 archive: the events of
@@ -85,8 +84,8 @@ type laneLog struct {
 	cache   map[nameKey]uint32 // region name -> locality reference
 	lastKey nameKey            // the name of the last event, and its reference
 	lastRef uint32
-	pay     []byte            // scratch: attribute list payload
-	rec     []byte            // scratch: the records of one event
+	pay     []byte // scratch: attribute list payload
+	rec     []byte // scratch: the records of one event
 }
 
 // NewTracer opens the event files of the locality's lanes and of its
