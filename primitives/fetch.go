@@ -69,7 +69,7 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 		e.name(a)
 	}
 	h := a.ann.Local().Halo
-	if len(f.Block) != len(h) || !h.Contains(f.Block) {
+	if len(f.Block) != len(h) || checkBlock(a.ann.Tiling.Shape, f.Block) != nil || !h.Contains(f.Block) {
 		return nil, fmt.Errorf("fetch_block on locality %d: array %s: block %v is not in the tile %v held here", rt.Here(), f.Name, f.Block, h)
 	}
 	out := make([]float64, f.Block.Size())

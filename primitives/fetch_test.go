@@ -111,6 +111,18 @@ func TestFetchBadBlock(t *testing.T) {
 				return fmt.Errorf("fetch %v: error %v, want one naming Fetch and z/0", b, err)
 			}
 		}
+		// fetch_block itself refuses a block outside the tile it holds, or
+		// inverted.
+		other := 1 - e.Locality()
+		for _, b := range []annotate.Block{
+			{{Start: 0, Stop: 4}, {Start: 0, Stop: 6}},
+			{{Start: 3, Stop: 2}, {Start: 0, Stop: 6}},
+		} {
+			_, err := runtime.Async(ctx, e.rt.Locality(uint32(other)), e.acts.fetch, fetchArgs{Name: "z/0", Block: b}).Get(ctx)
+			if err == nil || !strings.Contains(err.Error(), "fetch_block") || !strings.Contains(err.Error(), "z/0") {
+				return fmt.Errorf("fetch_block of %v from locality %d: error %v, want one naming fetch_block and z/0", b, other, err)
+			}
+		}
 		return nil
 	})
 }
