@@ -91,8 +91,15 @@ const (
 // its parcel is in the socket or that cache, and blocks (until its context
 // ends) while the bytes nbio holds unsent for the peer would exceed
 // NBIOConfig.Window; nbio's write callback returns the window as it sends.
-// Small parcels are copied into a per-peer buffer, and the sender that finds
-// nobody writing writes everything buffered in one call.
+// Parcels of up to 16 KiB of payload are copied into a per-peer buffer, and
+// the sender that finds nobody writing writes everything buffered in one
+// call; a sender that finds somebody writing returns at once, its parcel
+// left to them. Either way the caller may reuse the chunks when Send
+// returns; a parcel lost with the connection after that is reported through
+// Handler.PeerDown, not to its sender.
+//
+// Handler methods run on the port's single poller goroutine, for every
+// peer: Receive must hand work off at once.
 type NBIO struct {
 	cfg    NBIOConfig
 	engine *nbio.Engine
