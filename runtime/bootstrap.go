@@ -32,6 +32,15 @@ import (
 // created 0600 when missing).
 //
 // With neither, the program runs as a job of one locality.
+//
+// Tracing, read by Start for the Config.Trace fields left unset (see
+// TraceConfig; `tessera run --trace DIR --trace-format F --profile P`
+// sets the first three):
+//
+//	TESSERA_TRACE         directory of the run's OTF2 archive
+//	TESSERA_TRACE_FORMAT  otf2 (default), or otf2,perfetto
+//	TESSERA_PROFILE       screen or csv: the job's profile at exit
+//	TESSERA_TRACE_SAMPLE  the sampler's period (default 100ms)
 
 // Slurm root port range: RootPortBase + (job*16+step) % RootPortSpan.
 const (

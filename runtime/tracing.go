@@ -49,7 +49,8 @@ type TraceConfig struct {
 	EvtChunkSize uint64
 	// MergeWait bounds how long locality 0 waits at exit for the others'
 	// parts of the archive before it merges what it has: 0 means 30s after
-	// a clean finish and 3s after a failure.
+	// a clean Finalize and 3s otherwise (a failure, a shutdown without
+	// Finalize).
 	MergeWait time.Duration
 }
 
@@ -159,9 +160,11 @@ func (rt *Runtime) stopTracing() {
 		}
 		wait := tr.cfg.MergeWait
 		if wait <= 0 {
-			wait = 30 * time.Second
-			if rt.failed.Load() {
-				wait = 3 * time.Second
+			// After a clean Finalize every locality is closing its tracer
+			// now; otherwise some may never.
+			wait = 3 * time.Second
+			if errors.Is(context.Cause(rt.ctx), errFinalized) {
+				wait = 30 * time.Second
 			}
 		}
 		if err := tr.finish(rt.n, wait, os.Stdout); err != nil {
