@@ -161,6 +161,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	port, err := rt.openPort()
 	if err != nil {
 		rt.sched.close()
+		rt.stopTracing()
 		return nil, err
 	}
 	rt.port = port
