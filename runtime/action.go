@@ -36,6 +36,7 @@ type actionEntry struct {
 // locality can run on any other with Async.
 type Action[A, R any] struct {
 	name string
+	span string // "call <name>", the caller's span (spans.go)
 	fn   func(ctx context.Context, args A) (R, error)
 	args codec[A]
 	res  codec[R]
@@ -62,7 +63,7 @@ func Register[A, R any](reg *Registry, name string, fn func(ctx context.Context,
 	if name == "" || fn == nil {
 		panic("runtime: Register needs a name and a function")
 	}
-	a := Action[A, R]{name: name, fn: fn, args: ac, res: rc}
+	a := Action[A, R]{name: name, span: "call " + name, fn: fn, args: ac, res: rc}
 	e := &actionEntry{name: name, serve: func(ctx context.Context, b []byte, c [][]byte) ([]byte, [][]byte, parcel.Code, error) {
 		args, err := ac.decode(b, c)
 		if err != nil {

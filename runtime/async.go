@@ -72,7 +72,7 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		var tc []byte
 		var endCall func(error)
 		if rt.cfg.Spans != nil {
-			tc, endCall = rt.startCallSpan(ctx, rt.here, act.name, parent)
+			tc, endCall = rt.startCallSpan(ctx, rt.here, act.span, parent)
 		}
 		rt.sched.spawn(rt.ctx, parent, act.name, 0, func(tctx context.Context) {
 			var endServe func(error)
@@ -124,7 +124,7 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	var tc []byte
 	if rt.cfg.Spans != nil {
 		var end func(error)
-		tc, end = rt.startCallSpan(ctx, target.loc, act.name, parent)
+		tc, end = rt.startCallSpan(ctx, target.loc, act.span, parent)
 		done = spanDone(end, done)
 	}
 	rt.call(ctx, target.loc, act.name, parent, b, chunks, bufs, tc, done)

@@ -33,12 +33,12 @@ func (rt *Runtime) StartSpan(ctx context.Context, name string) (context.Context,
 
 func endNothing(error) {}
 
-// startCallSpan starts the client span of a call of action from the task
-// parent to dest, and returns the trace context to send with it and the
-// function that ends it. Only with a hook.
-func (rt *Runtime) startCallSpan(ctx context.Context, dest uint32, action string, parent uint64) ([]byte, func(error)) {
+// startCallSpan starts the client span (named name: "call <action>") of a
+// call from the task parent to dest, and returns the trace context to send
+// with it and the function that ends it. Only with a hook.
+func (rt *Runtime) startCallSpan(ctx context.Context, dest uint32, name string, parent uint64) ([]byte, func(error)) {
 	h := rt.cfg.Spans
-	cctx, end := h.Start(ctx, trace.SpanStart{Name: "call " + action, Kind: trace.SpanClient, Locality: rt.here, Peer: dest, Task: parent})
+	cctx, end := h.Start(ctx, trace.SpanStart{Name: name, Kind: trace.SpanClient, Locality: rt.here, Peer: dest, Task: parent})
 	return h.Inject(cctx), end
 }
 

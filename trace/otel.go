@@ -54,6 +54,7 @@ type SpanHook interface {
 // The trace state does not travel.
 type OTelSpans struct {
 	tracer oteltrace.Tracer
+	opts   [SpanServer + 1][]oteltrace.SpanStartOption // by kind
 }
 
 // NewOTelSpans returns the hook that reports spans to tp; nil tp means the
@@ -62,28 +63,35 @@ func NewOTelSpans(tp oteltrace.TracerProvider) *OTelSpans {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return &OTelSpans{tracer: tp.Tracer("github.com/tessera-amt/tessera")}
+	o := &OTelSpans{tracer: tp.Tracer("github.com/tessera-amt/tessera")}
+	o.opts[SpanInternal] = []oteltrace.SpanStartOption{oteltrace.WithSpanKind(oteltrace.SpanKindInternal)}
+	o.opts[SpanClient] = []oteltrace.SpanStartOption{oteltrace.WithSpanKind(oteltrace.SpanKindClient)}
+	o.opts[SpanServer] = []oteltrace.SpanStartOption{oteltrace.WithSpanKind(oteltrace.SpanKindServer)}
+	return o
 }
 
-// Start implements SpanHook.
+// Start implements SpanHook. The attributes are set once the span exists,
+// and only on a span that records: a span the sampler dropped, or one of
+// the no-op provider, costs no more than the context that carries it.
 func (o *OTelSpans) Start(ctx context.Context, s SpanStart) (context.Context, func(error)) {
+	kind := s.Kind
+	if kind > SpanServer {
+		kind = SpanInternal
+	}
+	ctx, span := o.tracer.Start(ctx, s.Name, o.opts[kind]...)
+	if !span.IsRecording() {
+		return ctx, endNothing
+	}
 	attrs := make([]attribute.KeyValue, 1, 3)
 	attrs[0] = attribute.Int64("tessera.locality", int64(s.Locality))
-	kind := oteltrace.SpanKindInternal
-	switch s.Kind {
-	case SpanClient:
-		kind = oteltrace.SpanKindClient
-	case SpanServer:
-		kind = oteltrace.SpanKindServer
-	}
-	if s.Kind != SpanInternal {
+	if kind != SpanInternal {
 		attrs = append(attrs, attribute.Int64("tessera.peer", int64(s.Peer)))
 	}
 	if s.Task != 0 {
 		// A GUID uses all 64 bits; attributes have no unsigned integer.
 		attrs = append(attrs, attribute.String("tessera.task", strconv.FormatUint(s.Task, 10)))
 	}
-	ctx, span := o.tracer.Start(ctx, s.Name, oteltrace.WithSpanKind(kind), oteltrace.WithAttributes(attrs...))
+	span.SetAttributes(attrs...)
 	return ctx, func(err error) {
 		if err != nil {
 			span.RecordError(err)
@@ -131,3 +139,5 @@ func (o *OTelSpans) Extract(ctx context.Context, carrier []byte) context.Context
 	}
 	return oteltrace.ContextWithRemoteSpanContext(ctx, sc)
 }
+
+func endNothing(error) {}
