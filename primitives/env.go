@@ -117,13 +117,14 @@ func (e *Env) reserve(op string) (*runtime.Reservation, error) {
 // now. body waits for its inputs and issues its collective with
 // r.Context(ctx); if body returns an error before doing so (an input
 // failed, bad input), the reservation is cancelled with that error so no
-// other locality waits for this one. The task also ends when ctx does.
+// other locality waits for this one. The task also ends when ctx does; it
+// is named "primitives.<op>" in traces and profiles.
 func collective[T any](ctx context.Context, e *Env, op string, body func(ctx context.Context, r *runtime.Reservation) (T, error)) *runtime.Future[T] {
 	r, err := e.reserve(op)
 	if err != nil {
 		return runtime.MakeFailed[T](err)
 	}
-	return runtime.Spawn(ctx, e.rt, func(tctx context.Context) (v T, err error) {
+	return runtime.SpawnNamed(ctx, e.rt, "primitives."+op, func(tctx context.Context) (v T, err error) {
 		defer func() {
 			if err != nil {
 				r.Cancel(err) // no effect once the collective was issued
