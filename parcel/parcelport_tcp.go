@@ -27,6 +27,13 @@ type TCPConfig struct {
 	HeartbeatTimeout  time.Duration // silence after which a peer is down; 5s
 	HandshakeTimeout  time.Duration // limit on one handshake; 10s
 	Logger            *slog.Logger  // slog.Default() when nil
+
+	// PollFor, when positive, makes each connection's reader poll:
+	// it tries non-blocking reads, yielding the processor between tries,
+	// and blocks only after PollFor without data. A message then reaches
+	// a polling reader without a wake-up, at the price of a busy core
+	// while it polls. 0: the reader blocks at once (the default).
+	PollFor time.Duration
 }
 
 func (c *TCPConfig) validate() error {
@@ -332,6 +339,7 @@ func (t *TCP) fail(p *tcpPeer, err error) {
 // instead. Only the reader goroutine calls Read.
 type deadlineReader struct {
 	p     *tcpPeer
+	poll  *pollConn // nil: plain blocking reads
 	d     time.Duration
 	moved time.Time // when the deadline was last moved; zero before the first read
 	drain int64     // the drainUntil the deadline is set to, once closing
@@ -353,11 +361,15 @@ func (r *deadlineReader) Read(b []byte) (int, error) {
 			r.p.conn.SetReadDeadline(time.Unix(0, until))
 		}
 	}
+	if r.poll != nil {
+		return r.poll.read(r.p.conn, b)
+	}
 	return r.p.conn.Read(b)
 }
 
 func (t *TCP) readLoop(p *tcpPeer) {
-	fr := NewFrameReader(bufio.NewReaderSize(&deadlineReader{p: p, d: t.cfg.HeartbeatTimeout}, 64<<10), t.cfg.MaxFrame)
+	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout, poll: newPollConn(p.conn, t.cfg.PollFor)}
+	fr := NewFrameReader(bufio.NewReaderSize(dr, 64<<10), t.cfg.MaxFrame)
 	for {
 		pc, err := fr.Next(t.cfg.Handler.Buffer)
 		if err != nil {

@@ -100,6 +100,9 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 
 	t := taskOf(ctx)
 	if t != nil {
+		if t.s.spinReady(&f.ready) {
+			return f.val, f.err
+		}
 		t.yield()
 	}
 	var zero T

@@ -37,6 +37,10 @@ type Config struct {
 	// when TESSERA_PARCELPORT=nbio (bootstrap.go).
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 
+	// Progress is how the locality waits for messages: blocking or
+	// busy-polling (progress.go); zero: TESSERA_PROGRESS, else blocking.
+	Progress Progress
+
 	Registry *Registry    // the actions; nil: none
 	Lanes    int          // worker lanes; 0: GOMAXPROCS
 	Observer TaskObserver // watches tasks; nil: nobody
@@ -142,6 +146,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := cfg.Trace.loadEnv(os.Getenv); err != nil {
 		return nil, err
 	}
+	if err := cfg.loadProgress(os.Getenv); err != nil {
+		return nil, err
+	}
 	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger,
 		pending: make(map[uint64]*pendingCall)}
 	rt.log = rt.log.With("locality", rt.here)
@@ -211,6 +218,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		HeartbeatInterval: rt.cfg.HeartbeatInterval,
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
 		Logger:            rt.cfg.Logger,
+		PollFor:           rt.cfg.Progress.pollFor(),
 	})
 	if err != nil {
 		ln.Close()

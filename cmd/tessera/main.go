@@ -10,7 +10,7 @@ const usage = `usage: tessera <command> [arguments]
 
 Commands:
   run -n N [--grace D] [--trace DIR] [--profile P] [--parcelport tcp|nbio]
-      [--metrics-addr HOST:PORT] [--] prog [args...]
+      [--progress block|poll] [--metrics-addr HOST:PORT] [--] prog [args...]
         start N localities of the SPMD program prog on this machine
   trace summary|export|check ARCHIVE
         read a run's OTF2 trace: profile and utilisation, Perfetto
@@ -32,6 +32,11 @@ Flags of run:
   --parcelport tcp|nbio
               how the localities talk: Go's net (tcp, the default) or
               github.com/lesismal/nbio (sets TESSERA_PARCELPORT)
+  --progress block|poll
+              how the localities wait for messages: block in the system's
+              poller (the default), or busy-poll as MPI does, which saves
+              the wake-up per message but keeps a core busy while waiting
+              (sets TESSERA_PROGRESS; tcp parcelport only)
   --metrics-addr HOST:PORT
               each locality serves its Prometheus metrics over HTTP:
               locality i at HOST:PORT+i/metrics (port 0: ports of the

@@ -50,6 +50,10 @@ type runOptions struct {
 	// localities as TESSERA_PARCELPORT; "" leaves it as it is.
 	Parcelport string
 
+	// Progress, from --progress: block or poll, passed to the localities
+	// as TESSERA_PROGRESS; "" leaves it as it is.
+	Progress string
+
 	// MetricsAddr, from --metrics-addr: host:port passed to the localities
 	// as TESSERA_METRICS_ADDR; locality i serves /metrics on port+i.
 	// "" leaves it as it is.
@@ -60,7 +64,7 @@ type runOptions struct {
 func (o *runOptions) traceEnv() map[string]string {
 	env := map[string]string{}
 	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile,
-		"TESSERA_PARCELPORT": o.Parcelport, "TESSERA_METRICS_ADDR": o.MetricsAddr} {
+		"TESSERA_PARCELPORT": o.Parcelport, "TESSERA_METRICS_ADDR": o.MetricsAddr, "TESSERA_PROGRESS": o.Progress} {
 		if v != "" {
 			env[k] = v
 		}
@@ -80,6 +84,8 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("--profile must be screen or csv, not %q", o.Profile)
 	case o.Parcelport != "" && o.Parcelport != runtime.ParcelportTCP && o.Parcelport != runtime.ParcelportNBIO:
 		return fmt.Errorf("--parcelport must be %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, o.Parcelport)
+	case o.Progress != "" && o.Progress != runtime.ProgressNameBlock && o.Progress != runtime.ProgressNamePoll:
+		return fmt.Errorf("--progress must be %s or %s, not %q", runtime.ProgressNameBlock, runtime.ProgressNamePoll, o.Progress)
 	}
 	if o.MetricsAddr != "" {
 		// The last locality has the highest port.
@@ -141,10 +147,11 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	profile := fs.String("profile", "", "print the profile at exit: screen or csv")
 	port := fs.String("parcelport", "", "the localities' parcelport: tcp (default) or nbio")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics: locality i at host:port+i/metrics")
+	progress := fs.String("progress", "", "how the localities wait for messages: block (default) or poll (busy-poll; keeps a core busy while waiting)")
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr}
+	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr, Progress: *progress}
 	if opts.TraceDir != "" {
 		abs, err := filepath.Abs(opts.TraceDir)
 		if err != nil {
@@ -157,7 +164,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--progress block|poll] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseRunProgress(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		want string // TESSERA_PROGRESS set for the localities; "" none
+	}{
+		{[]string{"-n", "2", "--progress", "poll", "prog"}, "poll"},
+		{[]string{"-n", "2", "--progress", "block", "prog"}, "block"},
+		{[]string{"-n", "2", "prog"}, ""},
+	} {
+		stderr.Reset()
+		opts, err := parseRunArgs(c.args, &stderr)
+		if err != nil {
+			t.Fatalf("tessera run %q: %v\n%s", c.args, err, stderr.String())
+		}
+		got, set := opts.traceEnv()["TESSERA_PROGRESS"]
+		if got != c.want || set != (c.want != "") {
+			t.Errorf("tessera run %q sets TESSERA_PROGRESS=%q (set: %v), want %q", c.args, got, set, c.want)
+		}
+	}
+	stderr.Reset()
+	if _, err := parseRunArgs([]string{"-n", "2", "--progress", "spin", "prog"}, &stderr); err == nil ||
+		!strings.Contains(stderr.String(), `--progress must be block or poll, not "spin"`) {
+		t.Errorf("tessera run --progress spin: %v, stderr %q", err, stderr.String())
+	}
+}

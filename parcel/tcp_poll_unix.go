@@ -1,0 +1,80 @@
+//go:build unix
+
+package parcel
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	goruntime "runtime"
+	"syscall"
+	"time"
+)
+
+// pollConn reads a TCP connection by polling: it tries non-blocking reads
+// and, between tries, lets the other goroutines of the process run
+// (runtime.Gosched) and the other processes of the machine (sched_yield,
+// where the system has it), for at most TCPConfig.PollFor of silence; then
+// it blocks in the network poller like a plain Read until data comes. The
+// try that finds data comes back at once instead of waiting for the
+// poller's wake-up, which on a machine whose idle cores sleep costs tens of
+// microseconds. While it polls, the reader keeps a core busy.
+type pollConn struct {
+	raw  syscall.RawConn
+	for_ time.Duration
+}
+
+// newPollConn returns the poller of c, or nil when c offers no raw
+// descriptor (then reads block as usual).
+func newPollConn(c net.Conn, d time.Duration) *pollConn {
+	sc, ok := c.(syscall.Conn)
+	if !ok || d <= 0 {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &pollConn{raw: raw, for_: d}
+}
+
+// read reads into b like conn.Read, polling first. The read deadline and
+// Close apply to each try (RawConn.Read checks them before calling back).
+func (pc *pollConn) read(conn net.Conn, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var start time.Time
+	for try := 0; ; try++ {
+		var n int
+		var rerr error
+		err := pc.raw.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), b)
+			return true // never wait in the poller here
+		})
+		switch {
+		case err != nil:
+			return 0, err // deadline passed, or the connection is closed
+		case rerr == nil && n > 0:
+			return n, nil
+		case rerr == nil:
+			return 0, io.EOF
+		case errors.Is(rerr, syscall.EINTR):
+			continue
+		case !errors.Is(rerr, syscall.EAGAIN):
+			return 0, &net.OpError{Op: "read", Net: "tcp", Source: conn.LocalAddr(), Addr: conn.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
+		}
+		// Nothing yet. Look at the clock now and then only.
+		if try%64 == 0 {
+			now := time.Now()
+			if start.IsZero() {
+				start = now
+			} else if now.Sub(start) >= pc.for_ {
+				return conn.Read(b) // silent for long: block
+			}
+		}
+		goruntime.Gosched()
+		osYield()
+	}
+}

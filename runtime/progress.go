@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Progress is how a locality waits for messages: by blocking until the
+// system wakes it, or by polling. The zero value takes the mode from the
+// environment variable TESSERA_PROGRESS (set by `tessera run --progress`),
+// and blocks when that is unset.
+//
+// Blocking costs no processor time while nothing arrives, but each message
+// that finds the locality asleep pays a wake-up: on a machine whose idle
+// cores halt (a virtual machine, say), tens of microseconds. Polling, as
+// MPI libraries do, keeps the locality awake while it waits for a message:
+// its connection readers retry non-blocking reads, and a task waiting on a
+// future retries for a short while before it gives its lane back. A
+// polling locality keeps a core busy while it waits (it yields the core to
+// any other runnable thread between tries, and goes back to blocking after
+// PollWindow of silence on a connection).
+type Progress uint8
+
+const (
+	ProgressDefault Progress = iota // TESSERA_PROGRESS, else ProgressBlock
+	ProgressBlock                   // wait in the system's poller
+	ProgressPoll                    // busy-poll, then block after PollWindow of silence
+)
+
+// The names of the progress modes in TESSERA_PROGRESS and `tessera run
+// --progress`.
+const (
+	ProgressNameBlock = "block"
+	ProgressNamePoll  = "poll"
+)
+
+// PollWindow is how long a polling connection reader keeps polling
+// without data before it blocks; the next message then wakes it as in the
+// blocking mode, and it polls again.
+const PollWindow = 20 * time.Millisecond
+
+// futureSpin bounds how long, in poll mode, a task waiting on a future
+// retries before it gives its lane back and blocks.
+const futureSpin = 200 * time.Microsecond
+
+func (p Progress) String() string {
+	switch p {
+	case ProgressDefault:
+		return "default"
+	case ProgressBlock:
+		return ProgressNameBlock
+	case ProgressPoll:
+		return ProgressNamePoll
+	}
+	return fmt.Sprintf("Progress(%d)", uint8(p))
+}
+
+// ParseProgress returns the mode named s: "block" or "poll".
+func ParseProgress(s string) (Progress, error) {
+	switch s {
+	case ProgressNameBlock:
+		return ProgressBlock, nil
+	case ProgressNamePoll:
+		return ProgressPoll, nil
+	}
+	return 0, fmt.Errorf("progress mode %q: want %s or %s", s, ProgressNameBlock, ProgressNamePoll)
+}
+
+// loadProgress settles c.Progress: from TESSERA_PROGRESS when it is
+// ProgressDefault, to ProgressBlock when that is unset too.
+func (c *Config) loadProgress(getenv func(string) string) error {
+	switch c.Progress {
+	case ProgressBlock, ProgressPoll:
+		return nil
+	case ProgressDefault:
+	default:
+		return fmt.Errorf("runtime: locality %d: Config.Progress is %v, not a progress mode", c.Locality, c.Progress)
+	}
+	c.Progress = ProgressBlock
+	if v := getenv("TESSERA_PROGRESS"); v != "" {
+		p, err := ParseProgress(v)
+		if err != nil {
+			return fmt.Errorf("runtime: locality %d: environment TESSERA_PROGRESS: %w", c.Locality, err)
+		}
+		c.Progress = p
+	}
+	return nil
+}
+
+// pollFor is the TCP parcelport's PollFor for mode p.
+func (p Progress) pollFor() time.Duration {
+	if p == ProgressPoll {
+		return PollWindow
+	}
+	return 0
+}
+
+// spinReady waits, in poll mode, up to futureSpin for ready to turn true
+// while the task keeps its lane, letting the other goroutines (the
+// connection readers among them) run between looks. It stops early when a
+// task is queued for a lane. It reports whether ready turned true.
+func (s *scheduler) spinReady(ready *atomic.Bool) bool {
+	if s == nil || s.rt == nil || s.rt.cfg.Progress != ProgressPoll {
+		return false
+	}
+	var start time.Time
+	for try := 0; ; try++ {
+		if ready.Load() {
+			return true
+		}
+		if s.queued.Load() > 0 {
+			return false
+		}
+		if try%16 == 0 {
+			now := time.Now()
+			if start.IsZero() {
+				start = now
+			} else if now.Sub(start) >= futureSpin {
+				return false
+			}
+		}
+		goruntime.Gosched()
+	}
+}
