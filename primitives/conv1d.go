@@ -72,10 +72,10 @@ type conv1dGeom struct {
 // kernel as a (kernel size x input channels, output channels) matrix,
 // through gonum's blas64 (so the openblas build tag applies). The rows are
 // shared out to one task per worker lane, and each multiplies blocks of
-// conv1dBlockRows rows, whose im2col block stays in the cache. The result
-// is named as a derived result of x (its base name with "~k", generation
-// + 1) and has shape (pages, output steps, output
-// channels) or (output steps, output channels).
+// 256 rows, whose im2col block stays in the cache. The result is named as
+// a derived result of x (its base name with "~k", generation + 1) and has
+// shape (pages, output steps, output channels) or (output steps, output
+// channels).
 func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runtime.Future[Whole], opts Conv1DOptions) *runtime.Future[*Array] {
 	const op = "Conv1D"
 	k := e.derive()

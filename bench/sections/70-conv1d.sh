@@ -108,9 +108,10 @@ The convolution of the JetLag paper's Listing 2: an input of 2000 pages
 x 3 channels x 100 filters held whole by every locality; valid padding,
 stride 1, so the output is (2000, 71, 100): 2000 x 71 x 100 x 30
 multiply-adds (0.85 GFLOP) and 113.6 MB of output per convolution.
-\`primitives.Conv1D\` builds each locality's im2col matrix (its pages x 71
-rows, 30 columns) and makes one gonum \`blas64.Gemm\` with the kernel as a
-30 x 100 matrix; page tiling needs no communication. The baseline,
+\`primitives.Conv1D\` multiplies each locality's im2col matrix (its pages x
+71 rows, 30 columns) by the kernel as a 30 x 100 matrix with gonum's
+\`blas64.Gemm\`, in blocks of 256 rows spread over the locality's cores;
+page tiling needs no communication. The baseline,
 \`bench/conv1d_numpy.py\`, does the same in NumPy with the im2col and output
 buffers allocated once (Tessera allocates a new result array every call),
 with \`OPENBLAS_NUM_THREADS=1\` and \`=2\`, the faster taken. The input and
