@@ -130,3 +130,28 @@ func TestInverseBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestInverseFailedInput fails the input on one locality only: every
+// locality's Inverse fails with that cause, none waits for a pivot.
+func TestInverseFailedInput(t *testing.T) {
+	const p = 3
+	cause := "the matrix broke"
+	errs := make([]error, p)
+	runJob(t, p, func(ctx context.Context, e *Env) error {
+		a, err := FromGlobal(e, []int{6, 6}, Tiled(annotate.Row), pivotingMatrix(6, 1))
+		if err != nil {
+			return err
+		}
+		f := runtime.MakeReady(a)
+		if e.Locality() == 2 {
+			f = runtime.MakeFailed[*Array](fmt.Errorf("%s", cause))
+		}
+		_, errs[e.Locality()] = Inverse(ctx, e, f).Get(ctx)
+		return nil
+	})
+	for l, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), cause) {
+			t.Errorf("locality %d: error %v, want one naming %q", l, err, cause)
+		}
+	}
+}
