@@ -83,10 +83,8 @@ func TaskGUID(ctx context.Context) uint64 {
 func (t *task) info() TaskInfo {
 	name := t.name
 	if name == "" {
-		if f := goruntime.FuncForPC(t.pc); f != nil {
-			name = f.Name()
-			t.name = name // only the task's goroutine calls info: named once
-		}
+		name = t.s.funcName(t.pc)
+		t.name = name // only the task's goroutine calls info: named once
 	}
 	return TaskInfo{GUID: t.guid, Parent: t.parent, Name: name, Locality: t.s.locality, Lane: t.lane}
 }
@@ -140,6 +138,12 @@ type scheduler struct {
 	executed atomic.Uint64
 	yields   atomic.Uint64
 	queued   atomic.Int64 // len(queue), readable without the lock
+
+	// names caches the names of local tasks' functions for observers:
+	// FuncForPC costs a search per call. Read without a lock; replaced,
+	// under namesMu, by a copy with one more function.
+	names   atomic.Pointer[map[uintptr]string]
+	namesMu sync.Mutex
 }
 
 // work is what a parked worker is woken with.
@@ -160,6 +164,30 @@ func newScheduler(base context.Context, locality uint32, lanes int, o TaskObserv
 		s.free = append(s.free, lane)
 	}
 	return s
+}
+
+// funcName returns the name of the function at pc, looked up once per
+// function.
+func (s *scheduler) funcName(pc uintptr) string {
+	if m := s.names.Load(); m != nil {
+		if name, ok := (*m)[pc]; ok {
+			return name
+		}
+	}
+	name := ""
+	if f := goruntime.FuncForPC(pc); f != nil {
+		name = f.Name()
+	}
+	s.namesMu.Lock()
+	defer s.namesMu.Unlock()
+	next := map[uintptr]string{pc: name}
+	if m := s.names.Load(); m != nil {
+		for k, v := range *m {
+			next[k] = v
+		}
+	}
+	s.names.Store(&next)
+	return name
 }
 
 func (s *scheduler) newGUID() uint64 {
