@@ -121,8 +121,10 @@ machine do not inflate; the wall time is shown too.
 | ~10 µs | $(fmt "${tc[10us]}" '%.0f') | $(fmt "${uc[10us]}" '%.0f') | $(fmt "${cr[10us]}" '%.3f') | $(fmt "${tw[10us]}" '%.0f') | $(fmt "${uw[10us]}" '%.0f') | $(fmt "${wr[10us]}" '%.3f') |
 
 A traced task costs two events (Enter and Leave; four when it yields and
-resumes) plus its name, looked up once per task for a local Go function.
-The difference of the CPU columns is that cost per task: $(fmt "$cost_empty" '%.0f') ns
+resumes); a local task's name comes from a cache of function names. The
+difference of the CPU columns is what tracing cost per task in this run
+(CPU profiles put the tracer's own code at about half of it; the rest is
+the shared machine's noise and the runtime's around it): $(fmt "$cost_empty" '%.0f') ns
 with empty tasks, $(fmt "$cost_10us" '%.0f') ns with ~10 µs tasks. At $(fmt "$cost_10us" '%.0f') ns a
 task, tracing stays within 5% for tasks of at least $(fmt "$grain5" '%.1f') µs; finer
 tasks pay more, in proportion.
