@@ -237,7 +237,9 @@ type tcpPeer struct {
 	down     chan struct{} // closed when the connection is gone
 	downErr  error         // why; set before down is closed
 
-	scratch []byte // frame heads of a batch; guarded by wmu
+	scratch []byte      // frame heads of a batch; guarded by wmu
+	iovs    net.Buffers // the writev of a batch: kept to reuse its array; guarded by wmu
+	iov     net.Buffers // what WriteTo consumes; a field, so that it does not escape per write
 }
 
 // sendReq is a parcel a sender queued. done receives exactly one answer,
@@ -575,7 +577,7 @@ func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
 		ends[i] = len(buf)
 	}
 	p.scratch = buf
-	bufs := make(net.Buffers, 0, 2*len(batch)+1)
+	bufs := p.iovs[:0]
 	start := 0
 	for i, r := range batch {
 		if len(r.p.Chunks) == 0 {
@@ -592,7 +594,10 @@ func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
 	if start < len(buf) {
 		bufs = append(bufs, buf[start:])
 	}
-	n, err := bufs.WriteTo(p.conn)
+	p.iov = bufs
+	n, err := p.iov.WriteTo(p.conn)
+	clear(bufs) // keeps no chunk of the caller's alive
+	p.iovs, p.iov = bufs[:0], nil
 	p.lastWrite.Store(time.Now().UnixNano())
 	p.ctr.writes.Add(1)
 	p.ctr.bytesSent.Add(uint64(n))

@@ -39,11 +39,11 @@ const (
 // PollWindow is how long a polling connection reader keeps polling
 // without data before it blocks; the next message then wakes it as in the
 // blocking mode, and it polls again.
-const PollWindow = 20 * time.Millisecond
+const PollWindow = time.Millisecond
 
 // futureSpin bounds how long, in poll mode, a task waiting on a future
 // retries before it gives its lane back and blocks.
-const futureSpin = 200 * time.Microsecond
+const futureSpin = 50 * time.Microsecond
 
 func (p Progress) String() string {
 	switch p {

@@ -289,6 +289,7 @@ func (s *scheduler) acquire() int {
 // waiting to resume go first, see pass). Without work it parks, lane-less,
 // unless enough workers are parked already.
 func (s *scheduler) worker(w work) {
+	var ch chan work
 	for {
 		lane := s.run(w.t, w.lane)
 		if lane < 0 {
@@ -303,7 +304,9 @@ func (s *scheduler) worker(w work) {
 			s.mu.Unlock()
 			return
 		}
-		ch := make(chan work, 1)
+		if ch == nil {
+			ch = make(chan work, 1) // one per worker: a park takes exactly one send
+		}
 		s.idle = append(s.idle, ch)
 		s.mu.Unlock()
 		select {
