@@ -247,7 +247,11 @@ func (t *Tracer) region(name string) uint32 {
 // are; a Go function's name (a local task's) loses the directories of its
 // import path, so "example.com/x/y.work.func1" becomes "y.work.func1".
 func RegionName(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 && strings.IndexByte(name[i:], '.') > 0 {
+	path := name
+	if b := strings.IndexByte(name, '['); b >= 0 {
+		path = name[:b] // a generic function's type arguments keep their paths
+	}
+	if i := strings.LastIndexByte(path, '/'); i >= 0 && strings.IndexByte(path[i:], '.') > 0 {
 		return name[i+1:]
 	}
 	if name == "" {

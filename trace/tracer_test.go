@@ -295,6 +295,7 @@ func TestRegionName(t *testing.T) {
 		"tracejob.node": "tracejob.node",
 		"github.com/tessera-amt/tessera/runtime.runMain.func1": "runtime.runMain.func1",
 		"": "(unnamed task)",
+		"example.com/m/p.Map[go.shape.struct { example.com/m/q.T }].func2": "p.Map[go.shape.struct { example.com/m/q.T }].func2",
 	} {
 		if got := RegionName(in); got != want {
 			t.Errorf("RegionName(%q) = %q, want %q", in, got, want)
