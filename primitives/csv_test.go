@@ -204,6 +204,15 @@ func TestReadCSVErrors(t *testing.T) {
 						}
 					}
 				}
+				// A file missing on one locality only (no shared file
+				// system there): every locality fails, naming it.
+				path := goodPath
+				if e.Locality() == n-1 {
+					path = filepath.Join(dir, "only-here.csv")
+				}
+				if _, err := ReadCSV(ctx, e, path, CSVOptions{}).Get(ctx); err == nil || !strings.Contains(err.Error(), "only-here.csv") {
+					return fmt.Errorf("a file missing on locality %d: error %v", n-1, err)
+				}
 				// The Env still works after the failures.
 				x, err := ReadCSV(ctx, e, goodPath, CSVOptions{}).Get(ctx)
 				if err == nil && x.Shape()[0] != 40 {
