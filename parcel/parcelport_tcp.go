@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	goruntime "runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -371,7 +372,8 @@ func (r *deadlineReader) Read(b []byte) (int, error) {
 
 func (t *TCP) readLoop(p *tcpPeer) {
 	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout, poll: newPollConn(p.conn, t.cfg.PollFor)}
-	fr := NewFrameReader(bufio.NewReaderSize(dr, 64<<10), t.cfg.MaxFrame)
+	br := bufio.NewReaderSize(dr, 64<<10)
+	fr := NewFrameReader(br, t.cfg.MaxFrame)
 	for {
 		pc, err := fr.Next(t.cfg.Handler.Buffer)
 		if err != nil {
@@ -390,6 +392,14 @@ func (t *TCP) readLoop(p *tcpPeer) {
 			continue // draining the connection; nobody is listening
 		}
 		t.cfg.Handler.Receive(pc)
+		if br.Buffered() == 0 {
+			// The next frame needs a read from the socket, which finds
+			// nothing yet unless the peer is streaming: let the goroutines
+			// that this parcel woke (the task that runs a call, the one
+			// that waits for a reply) run first, so that their work — a
+			// reply, the next call — does not wait behind that read.
+			goruntime.Gosched()
+		}
 	}
 }
 
