@@ -83,7 +83,7 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 	if err != nil {
 		return runtime.MakeFailed[*Array](err)
 	}
-	return runtime.Spawn(ctx, e.rt, func(ctx context.Context) (out *Array, err error) {
+	return runtime.SpawnNamed(ctx, e.rt, "primitives.Conv1D", func(ctx context.Context) (out *Array, err error) {
 		defer func() {
 			if err != nil {
 				r.Cancel(err) // no effect once issued
@@ -263,7 +263,7 @@ func conv1dLocal(ctx context.Context, rt *runtime.Runtime, src []float64, pages,
 	fs := make([]*runtime.Future[struct{}], parts)
 	for p := range parts {
 		r0, r1 := rows*p/parts, rows*(p+1)/parts
-		fs[p] = runtime.Spawn(ctx, rt, func(context.Context) (struct{}, error) {
+		fs[p] = runtime.SpawnNamed(ctx, rt, "primitives.Conv1D.rows", func(context.Context) (struct{}, error) {
 			conv1dRows(src, first, held, t0, t1, kernel, g, dst, r0, r1)
 			return struct{}{}, nil
 		})

@@ -77,7 +77,7 @@ func ReadCSV(ctx context.Context, e *Env, file string, opts CSVOptions) *runtime
 		}
 		rs[i] = r
 	}
-	return runtime.Spawn(ctx, e.rt, func(ctx context.Context) (a *Array, err error) {
+	return runtime.SpawnNamed(ctx, e.rt, "primitives.ReadCSV", func(ctx context.Context) (a *Array, err error) {
 		defer func() {
 			if err != nil {
 				for _, r := range rs {

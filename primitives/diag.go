@@ -32,7 +32,7 @@ func Diag(ctx context.Context, e *Env, v *runtime.Future[*Array]) *runtime.Futur
 	if err != nil {
 		return runtime.MakeFailed[*Array](err)
 	}
-	return runtime.Spawn(ctx, e.rt, func(ctx context.Context) (out *Array, err error) {
+	return runtime.SpawnNamed(ctx, e.rt, "primitives.Diag", func(ctx context.Context) (out *Array, err error) {
 		defer func() {
 			if err != nil {
 				r.Cancel(err) // no effect once issued

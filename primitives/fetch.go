@@ -97,7 +97,7 @@ func (a *Array) Fetch(ctx context.Context, b annotate.Block) *runtime.Future[[]f
 		return runtime.MakeFailed[[]float64](e.errorf("Fetch", "array %s: %v", a.Name(), err))
 	}
 	b = b.Clone()
-	return runtime.Spawn(ctx, e.rt, func(ctx context.Context) ([]float64, error) {
+	return runtime.SpawnNamed(ctx, e.rt, "primitives.Fetch", func(ctx context.Context) ([]float64, error) {
 		out := make([]float64, b.Size())
 		if len(out) == 0 {
 			return out, nil
