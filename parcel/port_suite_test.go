@@ -40,13 +40,13 @@ var socketPorts = []socketPort{
 		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
 			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout})
 	}},
-	{"TCP-poll", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
-		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
-			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout, PollFor: time.Minute})
-	}},
 	{"NBIO", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
 		return NewNBIO(NBIOConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
 			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout, Window: o.window})
+	}},
+	{"TCP-poll", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
+		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
+			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout, PollFor: time.Minute})
 	}},
 }
 
