@@ -321,3 +321,38 @@ func TestSUMMAGrids(t *testing.T) {
 		})
 	}
 }
+
+// TestCannonProductConcurrent issues independent products back to back,
+// all in flight together: each call's messages stay its own.
+func TestCannonProductConcurrent(t *testing.T) {
+	for _, p := range []int{4, 3} {
+		t.Run(fmt.Sprintf("%d-localities", p), func(t *testing.T) {
+			const n = 29
+			ga := globalData([]int{n, n}, 11, -1, 1)
+			gb := globalData([]int{n, n}, 12, -1, 1)
+			wants := [][]float64{refProduct(ga, gb, n, n, n), refProduct(gb, ga, n, n, n), refProduct(ga, ga, n, n, n)}
+			runJob(t, p, func(ctx context.Context, e *Env) error {
+				a, err := FromGlobal(e, []int{n, n}, Tiled(annotate.Sym), ga)
+				if err != nil {
+					return err
+				}
+				b, err := FromGlobal(e, []int{n, n}, Tiled(annotate.Sym), gb)
+				if err != nil {
+					return err
+				}
+				fa, fb := runtime.MakeReady(a), runtime.MakeReady(b)
+				fs := []*runtime.Future[*Array]{CannonProduct(ctx, e, fa, fb), CannonProduct(ctx, e, fb, fa), CannonProduct(ctx, e, fa, fa)}
+				for i := len(fs) - 1; i >= 0; i-- { // waited for in reverse
+					x, err := fs[i].Get(ctx)
+					if err != nil {
+						return err
+					}
+					if err := checkTile(x, wants[i], fmt.Sprintf("product %d", i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
