@@ -13,9 +13,11 @@ import (
 )
 
 // pollConn reads a TCP connection by polling: it tries non-blocking reads
-// and, between tries, lets the other goroutines of the process run
-// (runtime.Gosched) and the other processes of the machine (sched_yield,
-// where the system has it), for at most TCPConfig.PollFor of silence; then
+// (on Linux, it asks ppoll(2) first and reads only when there is data) and,
+// between tries, lets the other goroutines of the process run
+// (runtime.Gosched) and, every fourth try, the other processes of the
+// machine (sched_yield, where the system has it), for at most
+// TCPConfig.PollFor of silence; then
 // it blocks in the network poller like a plain Read until data comes. The
 // try that finds data comes back at once instead of waiting for the
 // poller's wake-up, which on a machine whose idle cores sleep costs tens of
@@ -23,6 +25,23 @@ import (
 type pollConn struct {
 	raw  syscall.RawConn
 	for_ time.Duration
+	try  func(fd uintptr) bool // pc.readFD, made once: a closure per try would allocate
+
+	// The read in progress: its buffer, and what the try found.
+	buf  []byte
+	n    int
+	rerr error
+	pfd  pollFD
+}
+
+// readFD tries one non-blocking read into pc.buf.
+func (pc *pollConn) readFD(fd uintptr) bool {
+	if !readable(&pc.pfd, fd) {
+		pc.n, pc.rerr = 0, syscall.EAGAIN
+		return true
+	}
+	pc.n, pc.rerr = syscall.Read(int(fd), pc.buf)
+	return true // never wait in the poller here
 }
 
 // newPollConn returns the poller of c, or nil when c offers no raw
@@ -36,7 +55,9 @@ func newPollConn(c net.Conn, d time.Duration) *pollConn {
 	if err != nil {
 		return nil
 	}
-	return &pollConn{raw: raw, for_: d}
+	pc := &pollConn{raw: raw, for_: d}
+	pc.try = pc.readFD
+	return pc
 }
 
 // read reads into b like conn.Read, polling first. The read deadline and
@@ -46,13 +67,11 @@ func (pc *pollConn) read(conn net.Conn, b []byte) (int, error) {
 		return 0, nil
 	}
 	var start time.Time
+	pc.buf = b
+	defer func() { pc.buf = nil }()
 	for try := 0; ; try++ {
-		var n int
-		var rerr error
-		err := pc.raw.Read(func(fd uintptr) bool {
-			n, rerr = syscall.Read(int(fd), b)
-			return true // never wait in the poller here
-		})
+		err := pc.raw.Read(pc.try)
+		n, rerr := pc.n, pc.rerr
 		switch {
 		case err != nil:
 			return 0, err // deadline passed, or the connection is closed
@@ -75,6 +94,8 @@ func (pc *pollConn) read(conn net.Conn, b []byte) (int, error) {
 			}
 		}
 		goruntime.Gosched()
-		osYield()
+		if try%4 == 3 {
+			osYield()
+		}
 	}
 }

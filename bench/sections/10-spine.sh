@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Section of `make bench`: the runtime spine — action round trip and payload
-# throughput against raw TCP, local tasks against goroutines, AGAS calls and
-# migration, and the collectives against Open MPI over TCP. Run by
-# bench/run.sh (see there for the protocol); uses bench/lib.sh.
+# throughput against raw TCP, the round trip of the poll progress mode
+# against Open MPI, local tasks against goroutines, AGAS calls and
+# migration, and the collectives against Open MPI over TCP, blocking and
+# polling. Run by bench/run.sh (see there for the protocol); uses
+# bench/lib.sh.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -37,6 +39,69 @@ tessera_job() {
 
 raw_run() { timeout 120 "$pp" -mode raw "$@"; }
 
+# poll_job is tessera_job with the localities polling (tessera run
+# --progress poll), round trip only; its results are named tessera_poll_*.
+poll_job() {
+	local rc=0
+	timeout 120 "$tessera" run -n 2 --progress poll "$pp" -mode tessera -test rtt "${PP_FLAGS[@]:2}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "tessera job (poll) failed (exit $rc):"
+		sed 's/^/  /' "$tmp/err" >&2
+		return 1
+	fi
+	sed -n 's/^\[L0\] //p' "$tmp/out" | sed 's/name=tessera_/name=tessera_poll_/'
+}
+
+# ---- Open MPI, the baseline of the poll mode and of the collectives ----
+MPICC=${MPICC:-mpicc}
+MPIRUN=${MPIRUN:-mpirun}
+COLL_N=2000 COLL_WARM=500 COLL_BIG_N=100 COLL_BIG_WARM=10
+COLL_FLAGS=(-n "$COLL_N" -warmup "$COLL_WARM" -big-n "$COLL_BIG_N" -big-warmup "$COLL_BIG_WARM")
+MPI_ARGS=("$COLL_N" "$COLL_WARM" "$COLL_BIG_N" "$COLL_BIG_WARM")
+MPIRUN_FLAGS=(--allow-run-as-root --oversubscribe --mca btl self,tcp)
+MPI_PP_ARGS=("$RTT_N" "$RTT_WARM" 64)
+
+have_mpi() { command -v "$MPICC" >/dev/null 2>&1 && command -v "$MPIRUN" >/dev/null 2>&1; }
+mpi_skip=""
+if ! have_mpi; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		say "installing Open MPI: apt-get install -y openmpi-bin libopenmpi-dev (log: $tmp/apt.log)"
+		apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >>"$tmp/apt.log" 2>&1; }
+		if ! apt_install && ! { apt-get update -q >>"$tmp/apt.log" 2>&1 && apt_install; }; then
+			tail -n 5 "$tmp/apt.log" | sed 's/^/  /' >&2
+			mpi_skip="\`apt-get install -y openmpi-bin libopenmpi-dev\` failed ($(tail -n 1 "$tmp/apt.log" | tr -d '|`'))"
+		elif ! have_mpi; then
+			mpi_skip="$MPICC or $MPIRUN still missing after installing openmpi-bin and libopenmpi-dev"
+		fi
+	else
+		mpi_skip="$MPICC or $MPIRUN is not installed, and the script is not root (or has no apt-get) to install Open MPI"
+	fi
+fi
+for prog in allreduce pingpong; do
+	if [ -z "$mpi_skip" ] && ! "$MPICC" -O2 -o "$tmp/mpi_$prog" "bench/mpi/$prog.c" 2>"$tmp/mpicc.log"; then
+		sed 's/^/  /' "$tmp/mpicc.log" >&2
+		mpi_skip="\`$MPICC bench/mpi/$prog.c\` failed"
+	fi
+done
+[ -z "$mpi_skip" ] || say "skipping the Open MPI baseline: $mpi_skip"
+
+# mpi_run PROGRAM NP ARGS...: runs an Open MPI baseline; a failure skips
+# the baseline (the results of that program are then dropped).
+mpi_run() {
+	[ -z "$mpi_skip" ] || return 0
+	local prog=$1 np=$2 rc=0
+	shift 2
+	timeout 120 "$MPIRUN" "${MPIRUN_FLAGS[@]}" -np "$np" "$tmp/mpi_$prog" "$@" >"$tmp/mpiout" 2>"$tmp/mpierr" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "mpirun failed (exit $rc):"
+		sed 's/^/  /' "$tmp/mpierr" "$tmp/mpiout" | tail -n 20 >&2
+		mpi_skip="\`mpirun ${MPIRUN_FLAGS[*]} -np $np $prog\` failed (exit $rc)"
+		say "skipping the Open MPI baseline: $mpi_skip"
+		return 0
+	fi
+	cat "$tmp/mpiout"
+}
+
 
 : >"$tmp/results"
 for ((r = 1; r <= REPS; r++)); do
@@ -44,12 +109,17 @@ for ((r = 1; r <= REPS; r++)); do
 	if ((r % 2)); then
 		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
+		poll_job >>"$tmp/results"
 	else
+		poll_job >>"$tmp/results"
+		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
 		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
 	fi
 done
 cat "$tmp/results" >&2
+[ -z "$mpi_skip" ] || sed -i '/name=mpi_/d' "$tmp/results" # a partial baseline is no baseline
 
 field tessera_rtt us_per_rtt <"$tmp/results" >"$tmp/t_rtt"
 field raw_rtt us_per_rtt <"$tmp/results" >"$tmp/r_rtt"
@@ -61,6 +131,21 @@ rtt_ratio=$(ratios "$tmp/t_rtt" "$tmp/r_rtt" | median)
 t_bw=$(median <"$tmp/t_bw")
 r_bw=$(median <"$tmp/r_bw")
 bw_ratio=$(ratios "$tmp/t_bw" "$tmp/r_bw" | median)
+field tessera_poll_rtt us_per_rtt <"$tmp/results" >"$tmp/p_rtt"
+field mpi_rtt us_per_rtt <"$tmp/results" >"$tmp/m_rtt"
+p_rtt=$(median <"$tmp/p_rtt")
+p_raw_ratio=$(ratios "$tmp/p_rtt" "$tmp/r_rtt" | median)
+if [ -s "$tmp/m_rtt" ]; then
+	m_rtt=$(median <"$tmp/m_rtt")
+	pm_ratio=$(ratios "$tmp/p_rtt" "$tmp/m_rtt" | median)
+	bm_ratio=$(ratios "$tmp/t_rtt" "$tmp/m_rtt" | median)
+	poll_row="| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, **polling** (\`--progress poll\`) | $(fmt "$p_rtt" '%.1f') µs | $(fmt "$m_rtt" '%.1f') µs (Open MPI ping-pong over TCP) | $(fmt "$pm_ratio" '%.2f') | ≤ 1.2 | $(meets "$pm_ratio" '<=' 1.2) |"
+	mpi_rtt_text="$(list "$tmp/m_rtt" %.1f) µs"
+else
+	m_rtt="" pm_ratio="" bm_ratio=""
+	poll_row="| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, **polling** (\`--progress poll\`) | $(fmt "$p_rtt" '%.1f') µs | — (Open MPI skipped) | — | ≤ 1.2 | not checked |"
+	mpi_rtt_text="skipped ($mpi_skip)"
+fi
 
 say "task benchmark: $GOTEST_SHOWN"
 "${GOTEST[@]}" | tee "$tmp/gotest" >&2
@@ -87,60 +172,24 @@ s_ms=$(metric BenchmarkAGASMigrate64MiB send-ms | median)
 mig_ratio=$(metric BenchmarkAGASMigrate64MiB ratio | median)
 
 # ---- Collectives: collbench on 4 localities against Open MPI over TCP ----
-MPICC=${MPICC:-mpicc}
-MPIRUN=${MPIRUN:-mpirun}
-COLL_N=2000 COLL_WARM=500 COLL_BIG_N=100 COLL_BIG_WARM=10
-COLL_FLAGS=(-n "$COLL_N" -warmup "$COLL_WARM" -big-n "$COLL_BIG_N" -big-warmup "$COLL_BIG_WARM")
-MPI_ARGS=("$COLL_N" "$COLL_WARM" "$COLL_BIG_N" "$COLL_BIG_WARM")
-MPIRUN_FLAGS=(--allow-run-as-root --oversubscribe -np 4 --mca btl self,tcp)
 
-have_mpi() { command -v "$MPICC" >/dev/null 2>&1 && command -v "$MPIRUN" >/dev/null 2>&1; }
-mpi_skip=""
-if ! have_mpi; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		say "installing Open MPI: apt-get install -y openmpi-bin libopenmpi-dev (log: $tmp/apt.log)"
-		apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >>"$tmp/apt.log" 2>&1; }
-		if ! apt_install && ! { apt-get update -q >>"$tmp/apt.log" 2>&1 && apt_install; }; then
-			tail -n 5 "$tmp/apt.log" | sed 's/^/  /' >&2
-			mpi_skip="\`apt-get install -y openmpi-bin libopenmpi-dev\` failed ($(tail -n 1 "$tmp/apt.log" | tr -d '|`'))"
-		elif ! have_mpi; then
-			mpi_skip="$MPICC or $MPIRUN still missing after installing openmpi-bin and libopenmpi-dev"
-		fi
-	else
-		mpi_skip="$MPICC or $MPIRUN is not installed, and the script is not root (or has no apt-get) to install Open MPI"
-	fi
-fi
-if [ -z "$mpi_skip" ] && ! "$MPICC" -O2 -o "$tmp/mpi_allreduce" bench/mpi/allreduce.c 2>"$tmp/mpicc.log"; then
-	sed 's/^/  /' "$tmp/mpicc.log" >&2
-	mpi_skip="\`$MPICC bench/mpi/allreduce.c\` failed"
-fi
-[ -z "$mpi_skip" ] || say "skipping the Open MPI baseline: $mpi_skip"
-
-# coll_job runs collbench as a job of 4 localities and prints locality 0's output.
+# coll_job [--progress poll] runs collbench as a job of 4 localities and
+# prints locality 0's output; polling, it measures the one-double AllReduce
+# only and names it poll_allreduce1.
 coll_job() {
-	local rc=0
-	timeout 120 "$tessera" run -n 4 "$tmp/collbench" "${COLL_FLAGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	local rc=0 flags=("${COLL_FLAGS[@]}") rename=""
+	if [ "${1:-}" = --progress ]; then
+		flags+=(-test allreduce1) rename="s/name=allreduce1 /name=poll_allreduce1 /"
+	fi
+	timeout 120 "$tessera" run -n 4 "$@" "$tmp/collbench" "${flags[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	if [ "$rc" -ne 0 ]; then
 		say "collbench job failed (exit $rc):"
 		sed 's/^/  /' "$tmp/err" >&2
 		return 1
 	fi
-	sed -n 's/^\[L0\] //p' "$tmp/out"
+	sed -n 's/^\[L0\] //p' "$tmp/out" | sed "$rename"
 }
-# mpi_job runs the Open MPI program; a failure skips the baseline.
-mpi_job() {
-	[ -z "$mpi_skip" ] || return 0
-	local rc=0
-	timeout 120 "$MPIRUN" "${MPIRUN_FLAGS[@]}" "$tmp/mpi_allreduce" "${MPI_ARGS[@]}" >"$tmp/mpiout" 2>"$tmp/mpierr" || rc=$?
-	if [ "$rc" -ne 0 ]; then
-		say "mpirun failed (exit $rc):"
-		sed 's/^/  /' "$tmp/mpierr" "$tmp/mpiout" | tail -n 20 >&2
-		mpi_skip="\`mpirun ${MPIRUN_FLAGS[*]}\` failed (exit $rc)"
-		say "skipping the Open MPI baseline: $mpi_skip"
-		return 0
-	fi
-	cat "$tmp/mpiout"
-}
+mpi_job() { mpi_run allreduce 4 "${MPI_ARGS[@]}"; }
 
 : >"$tmp/coll"
 for ((r = 1; r <= REPS; r++)); do
@@ -148,7 +197,9 @@ for ((r = 1; r <= REPS; r++)); do
 	if ((r % 2)); then
 		mpi_job >>"$tmp/coll"
 		coll_job >>"$tmp/coll"
+		coll_job --progress poll >>"$tmp/coll"
 	else
+		coll_job --progress poll >>"$tmp/coll"
 		coll_job >>"$tmp/coll"
 		mpi_job >>"$tmp/coll"
 	fi
@@ -159,11 +210,11 @@ cat "$tmp/coll" >&2
 # coll_row LABEL NAME: the summary row of collective NAME; with TARGET_US set,
 # the one-double targets (absolute and against Open MPI) are checked.
 coll_row() {
-	local label=$1 name=$2 t_us t_gb m_us m_gb ratio big=$3
+	local label=$1 name=$2 t_us t_gb m_us m_gb ratio big=$3 mname=${4:-mpi_$2}
 	field "$name" us <"$tmp/coll" >"$tmp/c_$name.t"
 	field "$name" gbps <"$tmp/coll" >"$tmp/c_$name.tg"
-	field "mpi_$name" us <"$tmp/coll" >"$tmp/c_$name.m"
-	field "mpi_$name" gbps <"$tmp/coll" >"$tmp/c_$name.mg"
+	field "$mname" us <"$tmp/coll" >"$tmp/c_$name.m"
+	field "$mname" gbps <"$tmp/coll" >"$tmp/c_$name.mg"
 	t_us=$(median <"$tmp/c_$name.t")
 	t_gb=$(median <"$tmp/c_$name.tg")
 	local tcell base rcell target status
@@ -204,7 +255,8 @@ coll_row() {
 	fi
 }
 coll_rows=$(
-	coll_row "AllReduce 1 double, 4 localities" allreduce1 small
+	coll_row "AllReduce 1 double, 4 localities, blocking" allreduce1 small
+	coll_row "AllReduce 1 double, 4 localities, **polling** (\`--progress poll\`)" poll_allreduce1 small mpi_allreduce1
 	coll_row "AllReduce 1 MiB, 4 localities" allreduce1mib big
 	coll_row "AllGather 1 MiB per locality, 4 localities" allgather1mib big
 )
@@ -224,7 +276,8 @@ fi
 
 
 cat >>"$SUMMARY" <<EOF
-| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
+| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
+$poll_row
 | 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
 | 1,000,000 empty tasks, Spawn + WhenAll, one locality | $(fmt "$t_task" '%.0f') ns/task | $(fmt "$g_task" '%.0f') ns/task (goroutine + channel each) | $(fmt "$task_ratio" '%.2f') | ≤ 2 | $(meets "$task_ratio" '<=' 2) |
 | Call through a GID (owner cached), 2 localities over TCP | $(fmt "$g_call" '%.0f') ns/call | $(fmt "$l_call" '%.0f') ns/call (same call through a locality id) | $(fmt "$call_ratio" '%.2f') | ≤ 1.1 | $(meets "$call_ratio" '<=' 1.1) |
@@ -334,7 +387,8 @@ only (no shared memory), 4 ranks on the same 2 cores. $mpi_note
 
 | Measurement | Repetition | Tessera µs | Open MPI µs | Ratio |
 |---|---|---|---|---|
-$(coll_reps "AllReduce 1 double" allreduce1
+$(coll_reps "AllReduce 1 double, blocking" allreduce1
+coll_reps "AllReduce 1 double, polling" poll_allreduce1
 coll_reps "AllReduce 1 MiB" allreduce1mib
 coll_reps "AllGather 1 MiB" allgather1mib)
 
