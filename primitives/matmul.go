@@ -186,7 +186,7 @@ func (e *Env) productPlan(op string, x, y *Array) (productPlan, error) {
 			if ok {
 				got = "a " + g.String() + " grid"
 			}
-			return productPlan{}, e.errorf(op, "array %s of shape %v is tiled as %s: Cannon on %d localities wants a %dx%d grid, tile (i, j) on locality i*%d+j (the sym tiling, Tiled(annotate.Sym), of a matrix of at least %d rows and columns); retile it first",
+			return productPlan{}, e.errorf(op, "array %s of shape %v is tiled as %s: Cannon on %d localities wants a %dx%d grid, tile (i, j) on locality i*%d+j (Tiled(annotate.Sym) cuts it for a square matrix of at least %d rows, Layout.Tiling for any other); retile it first",
 				z.Name(), z.ann.Tiling.Shape, got, p, q, q, q, q)
 		case !ok:
 			return productPlan{}, e.errorf(op, "array %s of shape %v: its tiles form no grid (tile k at row k/c, column k%%c of an r x c grid); SUMMA on %d localities wants a row, column or sym tiling",
