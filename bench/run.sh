@@ -54,8 +54,10 @@ for script in bench/sections/*.sh; do
 done
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-blas="pure Go (gonum)"
-if go run ./cmd/tessera info 2>/dev/null | grep -qi openblas; then blas="OpenBLAS available (see the sections for which build each figure is from)"; fi
+blas="gonum (pure Go) only: OpenBLAS (libopenblas-dev, liblapacke-dev) was not found, so no -tags openblas figures"
+if ob=$(go run -tags openblas ./cmd/tessera info 2>/dev/null | sed -n 's/^blas *//p') && [ -n "$ob" ]; then
+	blas="gonum (pure Go) and, in the rows that say openblas, $ob"
+fi
 mkdir -p "$(dirname "$OUT")"
 {
 	cat <<HEAD
