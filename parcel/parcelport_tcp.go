@@ -31,9 +31,11 @@ type TCPConfig struct {
 
 	// PollFor, when positive, makes each connection's reader poll:
 	// it tries non-blocking reads, yielding the processor between tries,
-	// and blocks only after PollFor without data. A message then reaches
-	// a polling reader without a wake-up, at the price of a busy core
-	// while it polls. 0: the reader blocks at once (the default).
+	// and blocks after PollFor without data, or at once when a yield
+	// shows that another thread wants the core (tcp_poll_unix.go). A
+	// message then reaches a polling reader without a wake-up, at the
+	// price of a busy core while it polls. 0: the reader blocks at once
+	// (the default).
 	PollFor time.Duration
 }
 

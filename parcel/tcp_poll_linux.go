@@ -7,7 +7,7 @@ import (
 
 // osYield offers the core to another runnable thread of the machine, as
 // MPI libraries do when they poll on an oversubscribed machine.
-func osYield() { syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
+func osYield() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // pollFD is struct pollfd of poll(2).
 type pollFD struct {
@@ -25,6 +25,6 @@ const pollIn = 0x1 // POLLIN
 func readable(pfd *pollFD, fd uintptr) bool {
 	var zero syscall.Timespec
 	pfd.fd, pfd.events, pfd.revents = int32(fd), pollIn, 0
-	n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
 	return errno != 0 || n != 0 // on an error, let the read say what it is
 }

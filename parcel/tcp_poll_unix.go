@@ -15,13 +15,17 @@ import (
 // pollConn reads a TCP connection by polling: it tries non-blocking reads
 // (on Linux, it asks ppoll(2) first and reads only when there is data) and,
 // between tries, lets the other goroutines of the process run
-// (runtime.Gosched) and, every fourth try, the other processes of the
-// machine (sched_yield, where the system has it), for at most
-// TCPConfig.PollFor of silence; then
-// it blocks in the network poller like a plain Read until data comes. The
-// try that finds data comes back at once instead of waiting for the
-// poller's wake-up, which on a machine whose idle cores sleep costs tens of
-// microseconds. While it polls, the reader keeps a core busy.
+// (runtime.Gosched) and, every yieldEvery tries, the other processes of the
+// machine (sched_yield, where the system has it). The try that finds data
+// comes back at once instead of waiting for the poller's wake-up, which on
+// a machine whose idle cores sleep costs tens of microseconds. While it
+// polls, the reader keeps a core busy.
+//
+// It blocks in the network poller like a plain Read until data comes once
+// TCPConfig.PollFor has passed without data, and as soon as a sched_yield
+// gave the core to another thread for yieldTaken or more: then the cores
+// are shared (more localities than cores, or other work), and polling on
+// would take a core from a process whose work the message may depend on.
 type pollConn struct {
 	raw  syscall.RawConn
 	for_ time.Duration
@@ -85,7 +89,7 @@ func (pc *pollConn) read(conn net.Conn, b []byte) (int, error) {
 			return 0, &net.OpError{Op: "read", Net: "tcp", Source: conn.LocalAddr(), Addr: conn.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
 		}
 		// Nothing yet. Look at the clock now and then only.
-		if try%64 == 0 {
+		if try%16 == 0 {
 			now := time.Now()
 			if start.IsZero() {
 				start = now
@@ -94,8 +98,22 @@ func (pc *pollConn) read(conn net.Conn, b []byte) (int, error) {
 			}
 		}
 		goruntime.Gosched()
-		if try%4 == 3 {
+		if try%yieldEvery == yieldEvery-1 {
+			t0 := time.Now()
 			osYield()
+			if time.Since(t0) >= yieldTaken {
+				// Another thread had this core meanwhile: the cores are
+				// shared, and polling on takes them from work that the
+				// message awaited may depend on. Block.
+				return conn.Read(b)
+			}
 		}
 	}
 }
+
+// yieldEvery is how many tries the poller makes per sched_yield.
+const yieldEvery = 4
+
+// yieldTaken is how long a sched_yield must take for the poller to
+// conclude that another thread wanted its core.
+const yieldTaken = 20 * time.Microsecond
