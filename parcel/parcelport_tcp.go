@@ -86,6 +86,8 @@ type TCP struct {
 	shaking map[net.Conn]struct{} // connections in their handshake
 	closed  bool
 	wg      sync.WaitGroup
+
+	polling atomic.Int32 // readers polling now (PollFor)
 }
 
 // NewTCP starts accepting connections on cfg.Listener.
@@ -373,7 +375,7 @@ func (r *deadlineReader) Read(b []byte) (int, error) {
 }
 
 func (t *TCP) readLoop(p *tcpPeer) {
-	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout, poll: newPollConn(p.conn, t.cfg.PollFor)}
+	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout, poll: newPollConn(p.conn, t.cfg.PollFor, &t.polling)}
 	br := bufio.NewReaderSize(dr, 64<<10)
 	fr := NewFrameReader(br, t.cfg.MaxFrame)
 	for {
@@ -717,6 +719,12 @@ func (t *TCP) check(pc *Parcel) error {
 	}
 	return nil
 }
+
+// Polling reports whether a reader of the port is polling its connection
+// now (see TCPConfig.PollFor): a message that arrives is then picked up
+// without a wake-up. A task waiting for one may spin instead of parking
+// while this holds.
+func (t *TCP) Polling() bool { return t.polling.Load() > 0 }
 
 // Counters reports the traffic with each connected peer, by peer id.
 func (t *TCP) Counters() []PeerCounters {

@@ -4,6 +4,7 @@ package parcel
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,6 +12,6 @@ import (
 // ignored).
 type pollConn struct{}
 
-func newPollConn(net.Conn, time.Duration) *pollConn { return nil }
+func newPollConn(net.Conn, time.Duration, *atomic.Int32) *pollConn { return nil }
 
 func (*pollConn) read(conn net.Conn, b []byte) (int, error) { return conn.Read(b) }

@@ -2,6 +2,7 @@ package parcel
 
 import (
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -68,7 +69,8 @@ func TestPollConnRead(t *testing.T) {
 		t.Fatal("accept failed")
 	}
 	defer server.Close()
-	pc := newPollConn(server, 5*time.Millisecond)
+	var polling atomic.Int32
+	pc := newPollConn(server, 5*time.Millisecond, &polling)
 	if pc == nil {
 		t.Skip("no raw descriptor on this platform: reads block")
 	}
@@ -81,6 +83,9 @@ func TestPollConnRead(t *testing.T) {
 		n, err := pc.read(server, buf)
 		if err != nil || string(buf[:n]) != "ping" {
 			t.Fatalf("after %v: read %q, %v; want \"ping\"", wait, buf[:n], err)
+		}
+		if c := polling.Load(); c != 0 {
+			t.Fatalf("after a read, %d readers count as polling", c)
 		}
 	}
 	server.SetReadDeadline(time.Now().Add(20 * time.Millisecond))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	goruntime "runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -27,9 +28,10 @@ import (
 // are shared (more localities than cores, or other work), and polling on
 // would take a core from a process whose work the message may depend on.
 type pollConn struct {
-	raw  syscall.RawConn
-	for_ time.Duration
-	try  func(fd uintptr) bool // pc.readFD, made once: a closure per try would allocate
+	raw     syscall.RawConn
+	for_    time.Duration
+	polling *atomic.Int32         // the port's count of readers polling now
+	try     func(fd uintptr) bool // pc.readFD, made once: a closure per try would allocate
 
 	// The read in progress: its buffer, and what the try found.
 	buf  []byte
@@ -50,7 +52,7 @@ func (pc *pollConn) readFD(fd uintptr) bool {
 
 // newPollConn returns the poller of c, or nil when c offers no raw
 // descriptor (then reads block as usual).
-func newPollConn(c net.Conn, d time.Duration) *pollConn {
+func newPollConn(c net.Conn, d time.Duration, polling *atomic.Int32) *pollConn {
 	sc, ok := c.(syscall.Conn)
 	if !ok || d <= 0 {
 		return nil
@@ -59,7 +61,7 @@ func newPollConn(c net.Conn, d time.Duration) *pollConn {
 	if err != nil {
 		return nil
 	}
-	pc := &pollConn{raw: raw, for_: d}
+	pc := &pollConn{raw: raw, for_: d, polling: polling}
 	pc.try = pc.readFD
 	return pc
 }
@@ -72,7 +74,8 @@ func (pc *pollConn) read(conn net.Conn, b []byte) (int, error) {
 	}
 	var start time.Time
 	pc.buf = b
-	defer func() { pc.buf = nil }()
+	pc.polling.Add(1)
+	defer func() { pc.buf = nil; pc.polling.Add(-1) }()
 	for try := 0; ; try++ {
 		err := pc.raw.Read(pc.try)
 		n, rerr := pc.n, pc.rerr

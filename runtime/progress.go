@@ -97,12 +97,22 @@ func (p Progress) pollFor() time.Duration {
 	return 0
 }
 
+// poller is a parcelport whose readers may poll (parcel.TCP).
+type poller interface{ Polling() bool }
+
 // spinReady waits, in poll mode, up to futureSpin for ready to turn true
 // while the task keeps its lane, letting the other goroutines (the
 // connection readers among them) run between looks. It stops early when a
-// task is queued for a lane. It reports whether ready turned true.
+// task is queued for a lane, and when no connection reader polls: a
+// message would then arrive through the network poller, which the Go
+// scheduler does not consult while goroutines keep yielding. It reports
+// whether ready turned true.
 func (s *scheduler) spinReady(ready *atomic.Bool) bool {
 	if s == nil || s.rt == nil || s.rt.cfg.Progress != ProgressPoll {
+		return false
+	}
+	pp, ok := s.rt.port.(poller)
+	if !ok {
 		return false
 	}
 	var start time.Time
@@ -110,7 +120,7 @@ func (s *scheduler) spinReady(ready *atomic.Bool) bool {
 		if ready.Load() {
 			return true
 		}
-		if s.queued.Load() > 0 {
+		if s.queued.Load() > 0 || !pp.Polling() {
 			return false
 		}
 		if try%16 == 0 {
