@@ -89,16 +89,29 @@ func probeMismatch(c *Communicator, gen uint64, mine collCall, p collMsg) *Misma
 	}}
 }
 
-// await waits for f; if that takes probeAfter, it probes site from first.
+// await waits for f; if the run has waited for probeAfter since its first
+// wait that blocked (this one, or an earlier one), it probes site from
+// first. The run's deadline is shared by its waits, so that a wait costs
+// no timer of its own; a probe comes no later than probeAfter into a wait.
 func (r *opRun) await(f *Future[collMsg], from int) (collMsg, error) {
 	if !f.IsReady() && r.op != opChannel { // a channel's Get may wait for its Set at will
-		pctx, cancel := context.WithTimeout(r.ctx, probeAfter)
-		msg, err := f.Get(pctx)
-		cancel()
+		if r.probe == nil || r.probe.Err() != nil {
+			r.endProbe()
+			r.probe, r.stopProbe = context.WithTimeout(r.ctx, probeAfter)
+		}
+		msg, err := f.Get(r.probe)
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) || r.ctx.Err() != nil {
 			return msg, err
 		}
 		r.send(probeStep, from, nil) // best effort: a lost probe only means no diagnosis
 	}
 	return f.Get(r.ctx)
+}
+
+// endProbe stops the run's probe timer, if it has one.
+func (r *opRun) endProbe() {
+	if r.stopProbe != nil {
+		r.stopProbe()
+		r.probe, r.stopProbe = nil, nil
+	}
 }

@@ -479,6 +479,11 @@ type opRun struct {
 	op     collOp
 	count  uint64 // this site's element count, sent with every message
 	expect uint64 // the count expected of the others, or anyCount
+
+	// probe ends probeAfter after the first wait of the run that had to
+	// block (collective_probe.go): one timer per run, not one per wait.
+	probe     context.Context
+	stopProbe context.CancelFunc
 }
 
 // send sends data to site `to` as message step of this generation. The
@@ -581,6 +586,7 @@ func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expe
 			return zero, early
 		}
 		v, err := body(r)
+		r.endProbe()
 		if err != nil {
 			var me *MismatchError
 			if errors.As(err, &me) {
