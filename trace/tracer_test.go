@@ -269,6 +269,19 @@ func TestMergeWithoutADeadLocality(t *testing.T) {
 		counts[id] = len(evs)
 	}
 	checkOTF2Print(t, res.Anchor, counts)
+
+	// Locality 0 died too: what is left merges by hand, with whatever parts
+	// are there.
+	if err := os.Remove(partPath(dir, 0)); err != nil {
+		t.Fatal(err)
+	}
+	res, err = MergeOTF2(context.Background(), dir, 0, 0)
+	if err != nil || !slices.Equal(res.Merged, []uint32{2}) {
+		t.Fatalf("merging what locality 2 left: %+v, %v", res, err)
+	}
+	if a, err = ReadOTF2(res.Anchor); err != nil || len(a.Locations) != 2 || a.Locations[0].ID != 2<<32 {
+		t.Fatalf("archive of locality 2 alone: %v", err)
+	}
 	trs[1].Close()
 }
 
