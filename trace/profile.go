@@ -205,7 +205,9 @@ func (r ticks) duration(t uint64) time.Duration {
 // attribute on one locality; Enter events without a GUID each start a task
 // of their own. Wall is the archive's trace length (the span of its events
 // when the clock properties give none), Lanes the number of locations of
-// the locality, Busy the time they spent inside at least one region.
+// the locality that run tasks (a location holding Metric events and no
+// Enter is a sampler's, not a lane), Busy the time they spent inside at
+// least one region.
 // An archive whose Enter and Leave events do not match is an error naming
 // the location and the event.
 func ProfileFromOTF2(a *OTF2Archive) (perLocality map[uint32]*Profile, combined *Profile, err error) {
@@ -229,7 +231,9 @@ func ProfileFromOTF2(a *OTF2Archive) (perLocality map[uint32]*Profile, combined 
 			p.Wall = wall
 			perLocality[loc] = p
 		}
-		p.Lanes++
+		if !a.samplerOnly(l.ID) {
+			p.Lanes++
+		}
 	}
 	type key struct {
 		loc  uint32
@@ -269,6 +273,21 @@ func ProfileFromOTF2(a *OTF2Archive) (perLocality map[uint32]*Profile, combined 
 		combined.Merge(p)
 	}
 	return perLocality, combined, nil
+}
+
+// samplerOnly tells whether location loc holds Metric events and no Enter:
+// a sampler's location rather than a worker lane.
+func (a *OTF2Archive) samplerOnly(loc uint64) bool {
+	metric := false
+	for _, ev := range a.Events[loc] {
+		switch ev.Kind {
+		case OTF2Enter:
+			return false
+		case OTF2Metric:
+			metric = true
+		}
+	}
+	return metric
 }
 
 // piece is one run of a region on a location: from an Enter to the

@@ -364,3 +364,20 @@ func TestTicksDuration(t *testing.T) {
 		}
 	}
 }
+
+// A location with Metric events and no Enter is a sampler's: the profile
+// does not count it as a lane. An idle lane (no events) still counts.
+func TestProfileLanesLeaveSamplersOut(t *testing.T) {
+	a := readTaskArchive(t, twoLocalityRun)
+	sampler := uint64(1)<<32 | 7
+	idle := uint64(1)<<32 | 8
+	a.Locations = append(a.Locations, OTF2LocationDef{ID: sampler}, OTF2LocationDef{ID: idle})
+	a.Events[sampler] = []OTF2Event{{Kind: OTF2Metric, Time: 5}}
+	per, all, err := ProfileFromOTF2(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per[1].Lanes != 2 || all.Lanes != 4 {
+		t.Errorf("lanes: locality 1 %d, all %d; want 2 and 4 (the idle lane counts, the sampler not)", per[1].Lanes, all.Lanes)
+	}
+}

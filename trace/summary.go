@@ -48,7 +48,7 @@ func WriteSummary(w io.Writer, a *OTF2Archive, perLocality bool) error {
 	for _, evs := range a.Events {
 		nEvents += len(evs)
 	}
-	fmt.Fprintf(w, "archive %s: %d localities, %d lanes, %d events", a.Path, len(per), len(a.Locations), nEvents)
+	fmt.Fprintf(w, "archive %s: %d localities, %d lanes, %d events", a.Path, len(per), all.Lanes, nEvents)
 	if a.Anchor.Creator != "" {
 		fmt.Fprintf(w, ", written by %s", a.Anchor.Creator)
 	}
