@@ -36,13 +36,15 @@ fi
 "$tmp/als" --synthetic "$ALS_SIZE" --make-ratings "$tmp/ratings.csv"
 ALS_ARGS=(--ratings "$tmp/ratings.csv" --factors 40 --iterations "$ALS_ITER" --regularization 0.1 --alpha 40 --seed 1)
 
-# tessera_als BUILD N: seconds of the iterations on N localities.
+# tessera_als BUILD N [RUN-FLAGS...]: seconds of the iterations on N
+# localities; RUN-FLAGS go to tessera run (--trace DIR).
 tessera_als() {
-	local bin="$tmp/als" rc=0
+	local bin="$tmp/als" rc=0 n=$2
 	[ "$1" = pure ] || bin="$tmp/als-$1"
-	timeout 600 "$tessera" run -n "$2" "$bin" "${ALS_ARGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	shift 2
+	timeout 600 "$tessera" run -n "$n" "$@" "$bin" "${ALS_ARGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	if [ "$rc" -ne 0 ]; then
-		say "als on $2 localities ($1) failed (exit $rc):"
+		say "als on $n localities failed (exit $rc):"
 		sed 's/^/  /' "$tmp/err" >&2
 		return 1
 	fi
@@ -67,7 +69,14 @@ for ((r = 1; r <= REPS; r++)); do
 			tessera_als "$b" "$n" >>"$tmp/t_${b}_$n"
 		done
 	done
+	# Tracing on vs off, 2 localities, pure Go, back to back.
+	rm -rf "$tmp/trace"
+	tessera_als pure 2 --trace "$tmp/trace" --trace-format otf2 >>"$tmp/traced"
+	tessera_als pure 2 >>"$tmp/untraced"
 done
+trace_ratio=$(ratios "$tmp/traced" "$tmp/untraced" | median)
+printf '| ALS with full tracing (OTF2 of every task, samplers), 2 localities | %s s | %s s (the same run without tracing) | %s | ≤ 1.05 | %s |\n' \
+	"$(fmt "$(median <"$tmp/traced")" '%.3f')" "$(fmt "$(median <"$tmp/untraced")" '%.3f')" "$(fmt "$trace_ratio" '%.3f')" "$(meets "$trace_ratio" '<=' 1.05)" >>"$SUMMARY"
 
 np_cell="—" ratio_cell="—" status="NumPy skipped: $numpy_skip"
 if [ -z "$numpy_skip" ]; then
@@ -114,4 +123,10 @@ fi)
 
 On this machine 4 localities share 2 cores, so the 4-locality figure shows
 the cost of more, smaller tiles and more messages, not more parallelism.
+
+Tracing: the same 2-locality pure-Go run with \`tessera run --trace DIR
+--trace-format otf2\` (every task's Enter/Leave with GUIDs, the samplers,
+the archive merged at the end, inside the timed iterations only as far as
+events are recorded) right before one without; seconds per repetition
+traced $(list "$tmp/traced" %.3f), untraced $(list "$tmp/untraced" %.3f).
 EOF
