@@ -36,6 +36,8 @@ func main() {
 		"cannon":      cannon,
 		"csvconv1d":   csvConv1D,
 		"csverrors":   csvErrors,
+		"reductions":  reductions,
+		"inverse":     inverse,
 	}
 	names := make([]string, 0, len(scenarios))
 	for n := range scenarios {
