@@ -43,3 +43,33 @@ apt_ensure() {
 	fi
 	command -v "$cmd" >/dev/null 2>&1 || { echo "$cmd still missing after installing $*"; return 1; }
 }
+
+# PY is Debian's python3, where python3-numpy installs (a python3 earlier on
+# PATH may be another one without it).
+PY=/usr/bin/python3
+
+# numpy_missing: nothing when $PY can import numpy (installing python3-numpy
+# first when the script runs as root); otherwise why not, on stdout.
+numpy_missing() {
+	"$PY" -c 'import numpy' 2>/dev/null && return 0
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		say "installing python3-numpy"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy >>"$tmp/apt.log" 2>&1 ||
+			{ apt-get update -q >>"$tmp/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy >>"$tmp/apt.log" 2>&1; } || true
+	fi
+	"$PY" -c 'import numpy' 2>/dev/null || echo "NumPy is not installed for $PY and could not be installed (python3-numpy)"
+}
+
+# build_variants NAME PACKAGE: builds PACKAGE as $tmp/NAME (pure Go) and,
+# when OpenBLAS is there, as $tmp/NAME-openblas (-tags openblas); sets the
+# array builds to the variants built (pure [openblas]).
+build_variants() {
+	say "building $2"
+	go build -o "$tmp/$1" "$2"
+	builds=(pure)
+	if go build -tags openblas -o "$tmp/$1-openblas" "$2" 2>"$tmp/openblas.log"; then
+		builds+=(openblas)
+	else
+		say "no openblas build of $2: $(tail -n 1 "$tmp/openblas.log")"
+	fi
+}

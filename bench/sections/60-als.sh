@@ -13,26 +13,10 @@ source "$(dirname "$0")/../lib.sh"
 
 ALS_SIZE=${ALS_SIZE:-4800,4800,0.01}
 ALS_ITER=${ALS_ITER:-5}
-PY=/usr/bin/python3 # Debian's, where python3-numpy installs
 
-numpy_skip=""
-if ! "$PY" -c 'import numpy' 2>/dev/null; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		say "installing python3-numpy"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy >>"$tmp/apt.log" 2>&1 ||
-			{ apt-get update -q >>"$tmp/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy >>"$tmp/apt.log" 2>&1; } || true
-	fi
-	"$PY" -c 'import numpy' 2>/dev/null || numpy_skip="NumPy is not installed for $PY and could not be installed (python3-numpy)"
-fi
+numpy_skip=$(numpy_missing)
 
-say "building examples/als"
-go build -o "$tmp/als" ./examples/als
-builds=(pure)
-if go build -tags openblas -o "$tmp/als-openblas" ./examples/als 2>"$tmp/openblas.log"; then
-	builds+=(openblas)
-else
-	say "no openblas build of examples/als: $(tail -n 1 "$tmp/openblas.log")"
-fi
+build_variants als ./examples/als
 "$tmp/als" --synthetic "$ALS_SIZE" --make-ratings "$tmp/ratings.csv"
 ALS_ARGS=(--ratings "$tmp/ratings.csv" --factors 40 --iterations "$ALS_ITER" --regularization 0.1 --alpha 40 --seed 1)
 

@@ -17,26 +17,10 @@ CONV_N=${CONV_N:-10}
 CONV_WARMUP=${CONV_WARMUP:-2}
 SHAPE=(--pages 2000 --steps 80 --in 3 --kernel 10 --filters 100)
 GO_SHAPE=(-pages 2000 -steps 80 -in 3 -kernel 10 -filters 100 -padding valid)
-PY=/usr/bin/python3 # Debian's, where python3-numpy installs
 
-numpy_skip=""
-if ! "$PY" -c 'import numpy' 2>/dev/null; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		say "installing python3-numpy"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy >>"$tmp/apt.log" 2>&1 ||
-			{ apt-get update -q >>"$tmp/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy >>"$tmp/apt.log" 2>&1; } || true
-	fi
-	"$PY" -c 'import numpy' 2>/dev/null || numpy_skip="NumPy is not installed for $PY and could not be installed (python3-numpy)"
-fi
+numpy_skip=$(numpy_missing)
 
-say "building bench/conv1d"
-go build -o "$tmp/conv1d" ./bench/conv1d
-builds=(pure)
-if go build -tags openblas -o "$tmp/conv1d-openblas" ./bench/conv1d 2>"$tmp/openblas.log"; then
-	builds+=(openblas)
-else
-	say "no openblas build of bench/conv1d: $(tail -n 1 "$tmp/openblas.log")"
-fi
+build_variants conv1d ./bench/conv1d
 
 # tessera_conv BUILD N: the median seconds of one convolution on N
 # localities; the checksum goes to $tmp/sums.
