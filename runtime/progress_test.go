@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -216,6 +217,33 @@ func pollWorkload(ctx context.Context, rt *Runtime, echo Action[[]byte, []byte],
 		}
 	}
 	return c.Barrier(ctx).Err(ctx)
+}
+
+// An idle polling locality goes back to blocking: after PollWindow without
+// messages its readers wait in the network poller, so that a job that
+// waits for long (heartbeats every 100 ms here) does not keep its cores
+// busy. The bound is loose: spinning readers would take about a core each.
+func TestPollModeIdleBlocks(t *testing.T) {
+	rts := startTCPProgress(t, 2, ProgressPoll, NewRegistry(), 1)
+	defer finalizeAll(t, rts)
+	time.Sleep(50 * time.Millisecond) // past the start's traffic
+	before := cpuTime(t)
+	const idle = time.Second
+	time.Sleep(idle)
+	if used := cpuTime(t) - before; used > idle/2 {
+		t.Errorf("the process used %v of CPU in %v with 2 idle polling localities: their readers do not block", used, idle)
+	} else {
+		t.Logf("%v of CPU in %v idle", used, idle)
+	}
+}
+
+// cpuTime is the user and system time the process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRoundTripTCP: one call of an action echoing 64 bytes, waited for
