@@ -98,6 +98,24 @@ done
 gflops() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", 2*n*n*n/s/1e9 }'; }
 algo() { case $1 in 4) echo "Cannon 2x2" ;; 1) echo "local Dgemm" ;; *) echo "SUMMA ${1}x1" ;; esac; }
 
+# Dask's A@B on the same machine: the threaded scheduler, one worker per
+# core, 2 x 2 chunks, OpenBLAS single-threaded in each worker.
+dask_skip=""
+if ! "$PY" -c 'import dask.array' 2>/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		say "installing python3-dask"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-dask >>"$tmp/apt.log" 2>&1 ||
+			{ apt-get update -q >>"$tmp/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-dask >>"$tmp/apt.log" 2>&1; } || true
+	fi
+	"$PY" -c 'import dask.array' 2>/dev/null || dask_skip="Dask is not installed for $PY and could not be installed (python3-dask)"
+fi
+if [ -z "$dask_skip" ]; then
+	for n in $SIZES; do
+		say "dask A@B, n=$n"
+		OPENBLAS_NUM_THREADS=1 timeout 900 "$PY" bench/cannon_dask.py -n "$n" --repeat "$REPS" | tee -a "$tmp/dask" >&2
+	done
+fi
+
 rows="" table=""
 for b in "${builds[@]}"; do
 	for n in $SIZES; do
@@ -123,6 +141,16 @@ for b in "${builds[@]}"; do
 		done
 	done
 done
+dask_rows=""
+if [ -z "$dask_skip" ] && [[ " ${builds[*]} " == *" openblas "* ]]; then
+	for n in $SIZES; do
+		d=$(awk -v n="n=$n" '$2=="name=dask" && $3==n { for (i=4; i<=NF; i++) if (index($i, "seconds=")==1) print substr($i, 9) }' "$tmp/dask")
+		t=$(median <"$tmp/t_openblas_${n}_4")
+		r=$(awk -v t="$t" -v d="$d" 'BEGIN { printf "%.2f", t/d }')
+		rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks, best of $REPS) | $r | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
+		dask_rows+="| $n | $(fmt "$d" %.3f) s, $(gflops "$n" "$d") GFLOP/s | $(fmt "$t" %.3f) s | $r |"$'\n'
+	done
+fi
 printf '%s' "$rows" >>"$SUMMARY"
 
 cat <<EOF
@@ -157,4 +185,9 @@ needs 4 cores or nodes. On 1 locality the openblas build calls one
 single-threaded Dgemm on the whole matrices. The pure-Go build
 runs sizes above 2048 on 4 localities only, ${SLOW_REPS} time(s) (CANNON_SLOW_REPS),
 as each product takes a minute or more.
+
+Against Dask (\`bench/cannon_dask.py\`: \`(A @ B).persist()\` of two dask
+arrays in 2 x 2 chunks on the threaded scheduler, $threads workers,
+OpenBLAS single-threaded, the inputs persisted first; the best of $REPS):
+$(if [ -n "$dask_skip" ]; then echo "skipped: $dask_skip."; else printf '\n| n | Dask A@B | Tessera, 4 localities, openblas (median) | Tessera / Dask |\n|---|---|---|---|\n%s' "$dask_rows"; fi)
 EOF

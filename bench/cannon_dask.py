@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Dask baseline of the Cannon benchmark: A @ B of two n x n random
+dask arrays in 2 x 2 chunks (the tiles of Cannon on 4 localities), on
+Dask's threaded scheduler with one worker thread per core and OpenBLAS
+single-threaded in each (set OPENBLAS_NUM_THREADS=1 in the environment).
+The inputs are persisted first; the time is that of (A @ B).persist(), the
+product kept in chunks as Tessera keeps it in tiles.
+
+    OPENBLAS_NUM_THREADS=1 python3 bench/cannon_dask.py -n 4096 --repeat 3
+
+Prints "RESULT name=dask n=N seconds=S gflops=G" with the best time.
+"""
+
+import argparse
+import os
+import time
+
+import dask
+import dask.array as da
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("-n", type=int, default=2048)
+    p.add_argument("--grid", type=int, default=2, help="chunks per dimension")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--workers", type=int, default=os.cpu_count())
+    a = p.parse_args()
+    chunk = -(-a.n // a.grid)
+    with dask.config.set(scheduler="threads", num_workers=a.workers):
+        x = da.random.random((a.n, a.n), chunks=(chunk, chunk)).persist()
+        y = da.random.random((a.n, a.n), chunks=(chunk, chunk)).persist()
+        best = float("inf")
+        for _ in range(a.repeat):
+            start = time.perf_counter()
+            z = (x @ y).persist()
+            best = min(best, time.perf_counter() - start)
+            del z
+    print(f"RESULT name=dask n={a.n} seconds={best:.4f} gflops={2 * a.n ** 3 / best / 1e9:.2f}")
+
+
+if __name__ == "__main__":
+    main()
