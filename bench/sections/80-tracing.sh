@@ -83,7 +83,7 @@ evt_bytes=$(du -sb "$tmp/trace" | awk '{ print $1 }')
 cat >>"$SUMMARY" <<EOF
 | Tracing on, tasks of ~10 µs, one locality (CPU time) | $(fmt "${tc[10us]}" '%.0f') ns/task | $(fmt "${uc[10us]}" '%.0f') ns/task (tracing off) | $(fmt "${cr[10us]}" '%.3f') | ≤ 1.05 | $(meets "${cr[10us]}" '<=' 1.05) |
 | Tracing on, empty tasks, one locality (CPU time; worst case) | $(fmt "${tc[empty]}" '%.0f') ns/task | $(fmt "${uc[empty]}" '%.0f') ns/task (tracing off) | $(fmt "${cr[empty]}" '%.2f') | — | $(fmt "$cost_empty" '%.0f') ns a task |
-| \`tessera run --trace\`, tracejob on 2 processes (wall time) | $(fmt "$job_on" '%.2f') s | $(fmt "$job_off" '%.2f') s (no --trace) | $(fmt "$job_ratio" '%.3f') | ≤ 1.05 | $(meets "$job_ratio" '<=' 1.05) |
+| \`tessera run --trace\`, tracejob on 2 processes, the whole job with writing and merging the archive (wall time) | $(fmt "$job_on" '%.2f') s | $(fmt "$job_off" '%.2f') s (no --trace) | $(fmt "$job_ratio" '%.3f') | — (reported; the ≤ 1.05 target is the ALS row's) | task-heavy worst case |
 EOF
 
 cat <<EOF
