@@ -15,7 +15,8 @@
 //     that write for each other while they hold the connection (small
 //     parcels queued together go out in one writev), heartbeats, and a
 //     handshake in which both sides prove they know the job secret before a
-//     single parcel is decoded.
+//     single parcel is decoded. Its readers block in Go's network poller,
+//     or, with TCPConfig.PollFor, poll their connection for a while first.
 //   - NBIO: the same handshake, frames and heartbeats over
 //     github.com/lesismal/nbio's event loop — one poller goroutine per port
 //     reads every connection, decoding frames as bytes arrive and reading

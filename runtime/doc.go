@@ -43,6 +43,15 @@
 // do not hand a task's ctx to goroutines of your own that call Get: the
 // lane accounting belongs to the task's goroutine.
 //
+// # Waiting for messages
+//
+// Config.Progress chooses how a locality waits for the network: blocking
+// in the system's poller (the default), or busy-polling as MPI does
+// (`tessera run --progress poll`, TESSERA_PROGRESS=poll), which saves the
+// wake-up of a sleeping process per message but keeps a core busy while it
+// waits; a polling locality blocks again after PollWindow without messages
+// or when it finds its cores shared (progress.go).
+//
 // # Failure
 //
 // A locality that dies, aborts or goes silent is detected by every other one
