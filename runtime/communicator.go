@@ -486,14 +486,26 @@ type opRun struct {
 	stopProbe context.CancelFunc
 }
 
+// collSend is a collective message being sent: the parcel, room for its
+// encoded collHeader (a longer basename spills over to the heap) and its
+// one chunk.
+type collSend struct {
+	p     parcel.Parcel
+	head  [64]byte
+	chunk [1][]byte
+}
+
 // send sends data to site `to` as message step of this generation. The
 // caller may reuse data when it returns.
 func (r *opRun) send(step uint32, to int, data []float64) error {
 	h := collHeader{base: r.c.name, gen: r.gen, step: step, from: uint32(r.c.here), op: r.op, count: r.count}
 	dest := r.c.sites[to]
-	p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: h.appendTo(nil)}}
+	m := new(collSend) // one allocation for the parcel, its header and its chunk list
+	p := &m.p
+	p.Header = parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: h.appendTo(m.head[:0])}
 	if len(data) > 0 {
-		p.Chunks = [][]byte{parcel.Float64Bytes(data)}
+		m.chunk[0] = parcel.Float64Bytes(data)
+		p.Chunks = m.chunk[:]
 	}
 	if err := r.c.rt.port.Send(r.ctx, p); err != nil {
 		return r.c.rt.sendError(dest, err)
