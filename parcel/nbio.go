@@ -109,6 +109,7 @@ type NBIO struct {
 	shaking map[net.Conn]struct{}
 	closed  bool
 	stop    chan struct{} // closed by Close: the heartbeat goroutine ends
+	links   links[*nbioPeer]
 	wg      sync.WaitGroup
 }
 
@@ -132,8 +133,14 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 	if err := t.engine.Start(); err != nil {
 		return nil, fmt.Errorf("parcel: locality %d: starting nbio: %w", cfg.Locality, err)
 	}
+	t.links = links[*nbioPeer]{
+		locality: cfg.Locality, secret: cfg.Secret, timeout: cfg.HandshakeTimeout,
+		logger: cfg.Logger, listener: cfg.Listener, wg: &t.wg,
+		closed: t.isClosed, shake: t.shake, shaken: t.shaken,
+		reserve: t.reserve, release: t.release, start: t.start,
+	}
 	t.wg.Add(2)
-	go func() { defer t.wg.Done(); t.acceptLoop() }()
+	go t.links.acceptLoop()
 	go func() { defer t.wg.Done(); t.heartbeats() }()
 	return t, nil
 }
@@ -174,54 +181,15 @@ type nbioPeer struct {
 // unsent is what nbio holds written but not sent.
 func (p *nbioPeer) unsent() int64 { return p.accepted.Load() - p.written.Load() }
 
-func (t *NBIO) acceptLoop() {
-	for {
-		c, err := t.cfg.Listener.Accept()
-		if err != nil {
-			t.mu.Lock()
-			closed := t.closed
-			t.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			t.cfg.Logger.Warn("parcel: accept failed", "locality", t.cfg.Locality, "err", err)
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			t.accept(c)
-		}()
-	}
+// isClosed reports whether Close was called.
+func (t *NBIO) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
 }
 
-func (t *NBIO) accept(c net.Conn) {
-	if !t.shake(c) {
-		c.Close()
-		return
-	}
-	c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
-	var reserved *nbioPeer
-	_, err := acceptHandshake(c, t.cfg.Locality, t.cfg.Secret, func(peer uint32) error {
-		p, err := t.reserve(peer, c)
-		reserved = p
-		return err
-	})
-	t.shaken(c)
-	if err != nil {
-		if reserved != nil {
-			t.release(reserved, err)
-		}
-		t.cfg.Logger.Warn("parcel: dropped connection that failed the handshake",
-			"locality", t.cfg.Locality, "remote", c.RemoteAddr().String(), "err", err)
-		c.Close()
-		return
-	}
-	c.SetDeadline(time.Time{})
-	t.start(reserved, c)
-}
-
+// shake records c as being in its handshake, so that Close can cut the
+// handshake short; false once the port is closed.
 func (t *NBIO) shake(c net.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -241,47 +209,7 @@ func (t *NBIO) shaken(c net.Conn) {
 // Connect dials peer at addr, retrying refused connections until ctx ends,
 // and runs the handshake.
 func (t *NBIO) Connect(ctx context.Context, peer uint32, addr string) error {
-	var d net.Dialer
-	backoff := 10 * time.Millisecond
-	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			if err = t.dialed(ctx, peer, c); err != nil {
-				c.Close()
-				return &PeerError{peer, "connect", err}
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return &PeerError{peer, "connect", fmt.Errorf("dialing %s: %w (last error: %v)", addr, context.Cause(ctx), err)}
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 500*time.Millisecond)
-	}
-}
-
-func (t *NBIO) dialed(ctx context.Context, peer uint32, c net.Conn) error {
-	deadline := time.Now().Add(t.cfg.HandshakeTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if !t.shake(c) {
-		return ErrClosed
-	}
-	c.SetDeadline(deadline)
-	err := dialHandshake(c, t.cfg.Locality, peer, t.cfg.Secret)
-	t.shaken(c)
-	if err != nil {
-		return err
-	}
-	c.SetDeadline(time.Time{})
-	p, err := t.reserve(peer, c)
-	if err != nil {
-		return err
-	}
-	t.start(p, c)
-	return nil
+	return t.links.connect(ctx, peer, addr)
 }
 
 // reserve registers the peer id that completed (or is completing) the

@@ -88,6 +88,7 @@ type TCP struct {
 	wg      sync.WaitGroup
 
 	polling atomic.Int32 // readers polling now (PollFor)
+	links   links[*tcpPeer]
 }
 
 // NewTCP starts accepting connections on cfg.Listener.
@@ -96,61 +97,25 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		return nil, err
 	}
 	t := &TCP{cfg: cfg, peers: make(map[uint32]*tcpPeer), shaking: make(map[net.Conn]struct{})}
+	t.links = links[*tcpPeer]{
+		locality: cfg.Locality, secret: cfg.Secret, timeout: cfg.HandshakeTimeout,
+		logger: cfg.Logger, listener: cfg.Listener, wg: &t.wg,
+		closed: t.isClosed, shake: t.shake, shaken: t.shaken,
+		reserve: t.reserve, release: t.release, start: func(p *tcpPeer, _ net.Conn) { t.start(p) },
+	}
 	t.wg.Add(1)
-	go t.acceptLoop()
+	go t.links.acceptLoop()
 	return t, nil
 }
 
 // Addr returns the listener's address.
 func (t *TCP) Addr() string { return t.cfg.Listener.Addr().String() }
 
-func (t *TCP) acceptLoop() {
-	defer t.wg.Done()
-	for {
-		c, err := t.cfg.Listener.Accept()
-		if err != nil {
-			t.mu.Lock()
-			closed := t.closed
-			t.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			t.cfg.Logger.Warn("parcel: accept failed", "locality", t.cfg.Locality, "err", err)
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			t.accept(c)
-		}()
-	}
-}
-
-func (t *TCP) accept(c net.Conn) {
-	if !t.shake(c) {
-		c.Close()
-		return
-	}
-	c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
-	var reserved *tcpPeer
-	_, err := acceptHandshake(c, t.cfg.Locality, t.cfg.Secret, func(peer uint32) error {
-		p, err := t.reserve(peer, c)
-		reserved = p
-		return err
-	})
-	t.shaken(c)
-	if err != nil {
-		if reserved != nil {
-			t.release(reserved, err)
-		}
-		t.cfg.Logger.Warn("parcel: dropped connection that failed the handshake",
-			"locality", t.cfg.Locality, "remote", c.RemoteAddr().String(), "err", err)
-		c.Close()
-		return
-	}
-	c.SetDeadline(time.Time{})
-	t.start(reserved)
+// isClosed reports whether Close was called.
+func (t *TCP) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
 }
 
 // shake records c as being in its handshake, so that Close can cut the
@@ -175,47 +140,7 @@ func (t *TCP) shaken(c net.Conn) {
 // Connect dials peer at addr, retrying refused connections until ctx ends,
 // and runs the handshake.
 func (t *TCP) Connect(ctx context.Context, peer uint32, addr string) error {
-	var d net.Dialer
-	backoff := 10 * time.Millisecond
-	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			if err = t.dialed(ctx, peer, c); err != nil {
-				c.Close()
-				return &PeerError{peer, "connect", err}
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return &PeerError{peer, "connect", fmt.Errorf("dialing %s: %w (last error: %v)", addr, context.Cause(ctx), err)}
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 500*time.Millisecond)
-	}
-}
-
-func (t *TCP) dialed(ctx context.Context, peer uint32, c net.Conn) error {
-	deadline := time.Now().Add(t.cfg.HandshakeTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if !t.shake(c) {
-		return ErrClosed
-	}
-	c.SetDeadline(deadline)
-	err := dialHandshake(c, t.cfg.Locality, peer, t.cfg.Secret)
-	t.shaken(c)
-	if err != nil {
-		return err
-	}
-	c.SetDeadline(time.Time{})
-	p, err := t.reserve(peer, c)
-	if err != nil {
-		return err
-	}
-	t.start(p)
-	return nil
+	return t.links.connect(ctx, peer, addr)
 }
 
 type tcpPeer struct {
