@@ -19,7 +19,13 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 	mi, nj := p.ga.rows[i].Len(), p.gb.cols[j].Len()
 	c := general(mi, nj, nj, out)
 
-	curA, curB := e.ownedTile(p.x), e.ownedTile(p.y)
+	// A tile of row i returns to its owner at the step s with i+s = 0 mod
+	// q (the skew for row 0), a tile of column j at j+s = 0: that step's
+	// shift of the row (column) moves nothing, each locality takes its own
+	// tile again, which it keeps for the whole product.
+	ownA, ownB := e.ownedTile(p.x), e.ownedTile(p.y)
+	defer func() { ownA.release(); ownB.release() }()
+	curA, curB := borrowed(ownA.data), borrowed(ownB.data)
 	defer func() { curA.release(); curB.release() }()
 	if q == 1 {
 		k := p.ga.cols[0].Len()
@@ -34,8 +40,8 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 
 	// The initial skew: A(i, j) goes to (i, j-i), B(i, j) to (i-j, j); A(i,
 	// i+j) comes from (i, i+j), B(i+j, j) from (i+j, j).
-	sk := e.shift(ctx, ch, 0, &curA, &curB, at(i, j-i), at(i-j, j), at(i, j+i), at(i+j, j))
-	if err := sk.wait(ctx, &curA, &curB); err != nil {
+	sk := e.shift(ctx, ch, 0, &curA, &curB, at(i, j-i), at(i-j, j), at(i, j+i), at(i+j, j), i%q == 0, j%q == 0)
+	if err := sk.wait(ctx, &curA, &curB, ownA, ownB); err != nil {
 		return e.wrap(op, err)
 	}
 	for s := range q {
@@ -43,7 +49,7 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 		if s+1 < q {
 			// Step s+1's tiles travel during step s's multiply: A to the
 			// left, B up.
-			next = e.shift(ctx, ch, uint64(s+1), &curA, &curB, at(i, j-1), at(i-1, j), at(i, j+1), at(i+1, j))
+			next = e.shift(ctx, ch, uint64(s+1), &curA, &curB, at(i, j-1), at(i-1, j), at(i, j+1), at(i+1, j), (i+s+1)%q == 0, (j+s+1)%q == 0)
 		}
 		k := (i + j + s) % q
 		kw := p.ga.cols[k].Len()
@@ -51,11 +57,17 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 			return e.errorf(op, "step %d of Cannon on a %dx%d grid: got a tile of %s of %d elements and a tile of %s of %d elements, want %dx%d and %dx%d",
 				s, q, q, p.x.Name(), len(curA.data), p.y.Name(), len(curB.data), mi, kw, kw, nj)
 		}
-		gemmAdd(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c)
-		if next != nil {
-			if err := next.wait(ctx, &curA, &curB); err != nil {
-				return e.wrap(op, err)
-			}
+		a, b := general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data)
+		if next == nil {
+			gemmAdd(a, b, c)
+			continue
+		}
+		err := e.gemmAddAside(ctx, a, b, c)
+		if err == nil {
+			err = next.wait(ctx, &curA, &curB, ownA, ownB)
+		}
+		if err != nil {
+			return e.wrap(op, err)
 		}
 	}
 	return nil
@@ -64,43 +76,46 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 // shifting is one exchange of Cannon: this locality's tiles of A and B on
 // their way to their next holders and the ones it gets in their place.
 type shifting struct {
-	e            *Env
-	sent         []*runtime.Future[struct{}]
-	getA, getB   *runtime.Future[[]float64]
-	keepA, keepB bool // the tile stays here (the skew of row or column 0)
+	e          *Env
+	sent       []*runtime.Future[struct{}]
+	getA, getB *runtime.Future[[]float64]
+	ownA, ownB bool // the row's (column's) shift moves nothing: the owner's tile is next
 }
 
 // shift sends *a to locality toA and *b to toB and asks for the tiles
-// fromA and fromB send, all under step's tags. A tile whose destination
-// is this locality stays.
-func (e *Env) shift(ctx context.Context, ch *runtime.Channel, step uint64, a, b *inFlight, toA, toB, fromA, fromB int) *shifting {
-	me := e.Locality()
-	sh := &shifting{e: e, keepA: toA == me, keepB: toB == me}
-	if !sh.keepA {
+// fromA and fromB send, all under step's tags; but when ownA (ownB) the
+// tile that would come is this locality's own, and nothing moves.
+func (e *Env) shift(ctx context.Context, ch *runtime.Channel, step uint64, a, b *inFlight, toA, toB, fromA, fromB int, ownA, ownB bool) *shifting {
+	sh := &shifting{e: e, ownA: ownA, ownB: ownB}
+	if !sh.ownA {
 		sh.sent = append(sh.sent, ch.Set(ctx, toA, 2*step, a.data))
 		sh.getA = ch.Get(ctx, fromA, 2*step)
 	}
-	if !sh.keepB {
+	if !sh.ownB {
 		sh.sent = append(sh.sent, ch.Set(ctx, toB, 2*step+1, b.data))
 		sh.getB = ch.Get(ctx, fromB, 2*step+1)
 	}
 	return sh
 }
 
-// wait waits for the exchange and puts the new tiles in *a and *b,
-// releasing (and recycling) the ones sent.
-func (sh *shifting) wait(ctx context.Context, a, b *inFlight) error {
+// wait waits for the exchange and puts the new tiles in *a and *b (the
+// own tiles ownA and ownB where nothing moved), releasing (and
+// recycling) the ones they replace.
+func (sh *shifting) wait(ctx context.Context, a, b *inFlight, ownA, ownB inFlight) error {
 	for _, f := range sh.sent {
 		if _, err := f.Get(ctx); err != nil {
 			return err
 		}
 	}
 	for _, x := range []struct {
-		keep bool
+		own  bool
 		get  *runtime.Future[[]float64]
 		cur  *inFlight
-	}{{sh.keepA, sh.getA, a}, {sh.keepB, sh.getB, b}} {
-		if x.keep {
+		mine []float64
+	}{{sh.ownA, sh.getA, a, ownA.data}, {sh.ownB, sh.getB, b, ownB.data}} {
+		if x.own {
+			sh.e.recycle(x.cur)
+			*x.cur = borrowed(x.mine)
 			continue
 		}
 		v, err := x.get.Get(ctx)

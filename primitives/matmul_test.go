@@ -64,7 +64,9 @@ func productGrid(p int) (r, c int) {
 }
 
 func TestCannonProductMatchesGonum(t *testing.T) {
-	for p := 1; p <= 5; p++ {
+	// 9 and 16: grids where a row's or column's tiles return to their
+	// owners at a middle step of Cannon, whose shift then moves nothing.
+	for _, p := range []int{1, 2, 3, 4, 5, 9, 16} {
 		for _, dims := range [][3]int{{7, 7, 7}, {13, 13, 13}, {50, 50, 50}, {7, 13, 5}, {13, 6, 11}} {
 			m, k, n := dims[0], dims[1], dims[2]
 			r, c := productGrid(p)
