@@ -57,17 +57,11 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 			return e.errorf(op, "step %d of Cannon on a %dx%d grid: got a tile of %s of %d elements and a tile of %s of %d elements, want %dx%d and %dx%d",
 				s, q, q, p.x.Name(), len(curA.data), p.y.Name(), len(curB.data), mi, kw, kw, nj)
 		}
-		a, b := general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data)
-		if next == nil {
-			gemmAdd(a, b, c)
-			continue
-		}
-		err := e.gemmAddAside(ctx, a, b, c)
-		if err == nil {
-			err = next.wait(ctx, &curA, &curB, ownA, ownB)
-		}
-		if err != nil {
-			return e.wrap(op, err)
+		gemmAdd(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c)
+		if next != nil {
+			if err := next.wait(ctx, &curA, &curB, ownA, ownB); err != nil {
+				return e.wrap(op, err)
+			}
 		}
 	}
 	return nil

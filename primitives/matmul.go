@@ -24,13 +24,13 @@ import (
 // and B(i+j mod q, j)) come q steps, each a local Dgemm into C's tile
 // while A's tiles shift one locality left and B's one up. The shifts are
 // point-to-point messages over a runtime.Channel of the call, each tile
-// one raw chunk, and the next step's tiles are already in flight during
-// the current multiply (double buffering): the multiply runs off the
-// calling task's lane, so the tasks sending those tiles run meanwhile even
-// on a locality of one lane. A row's tiles of A come back to their owners
-// at one step (row i at step q-i, row 0 at the skew), a column's tiles of
-// B likewise; that shift moves nothing and each locality takes its own
-// tile again (on 2 x 2 localities, 8 tiles travel instead of 12).
+// one raw chunk, and the next step's tiles are sent before the current
+// multiply (double buffering; on a locality of one lane the sending tasks
+// run once the multiply has given the lane back). A row's tiles of A come
+// back to their owners at one step (row i at step q-i, row 0 at the
+// skew), a column's tiles of B likewise: that shift moves nothing and
+// each locality takes its own tile again (on 2 x 2 localities 8 tiles
+// travel instead of 12).
 //
 // On any other number of localities it runs SUMMA on the grid r x c (r*c
 // = p) that A and B share: row tiling (p x 1), column tiling (1 x p) or
@@ -241,25 +241,6 @@ func general(rows, cols, stride int, data []float64) blas64.General {
 // gemmAdd adds a·b to c.
 func gemmAdd(a, b, c blas64.General) {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 1, c)
-}
-
-// gemmAddAside adds a·b to c on a goroutine of its own while the calling
-// task waits in Future.Get and so gives its lane away: the tasks that move
-// the next operands (Channel.Set, broadcasts) run during the multiply
-// instead of after it, which they could not on a locality of one lane.
-// It returns only when the multiply is done, even when ctx ends first
-// (a, b and c are not touched afterwards), with ctx's error then.
-func (e *Env) gemmAddAside(ctx context.Context, a, b, c blas64.General) error {
-	f, fulfil := runtime.NewPromise[struct{}](e.rt)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		gemmAdd(a, b, c)
-		fulfil(struct{}{}, nil)
-	}()
-	_, err := f.Get(ctx)
-	<-done
-	return err
 }
 
 // inFlight is a buffer of a tile or panel received or packed by a product,
