@@ -10,12 +10,19 @@ import (
 	"time"
 )
 
-// links sets up the connections of a socket parcelport (TCP and NBIO share
-// it): it accepts and dials (retrying refused dials), runs the handshake
-// under a deadline, and hands each authenticated connection to the port as
-// a peer of type P. The port keeps its own state and lock; links reaches
-// them through the functions below.
+// links is what the socket parcelports (TCP and NBIO) share about their
+// connections: the state one lock guards — the peers, the connections in
+// their handshake, whether the port is closed — and setting connections
+// up: accepting and dialing (retrying refused dials), the handshake under
+// a deadline, and the hand-over of each authenticated connection to the
+// port as a peer of type P. A port embeds it, so its own code uses mu,
+// peers, shaking and closed directly.
 type links[P any] struct {
+	mu      sync.Mutex
+	peers   map[uint32]P
+	shaking map[net.Conn]struct{} // connections in their handshake
+	closed  bool
+
 	locality uint32
 	secret   []byte
 	timeout  time.Duration // of a handshake
@@ -23,17 +30,59 @@ type links[P any] struct {
 	listener net.Listener
 	wg       *sync.WaitGroup // the port's goroutines
 
-	closed func() bool // the port is closed
-	// shake records c as in its handshake, so that the port's Close can
-	// cut it short; false once the port is closed. shaken forgets it.
-	shake  func(c net.Conn) bool
-	shaken func(c net.Conn)
-	// reserve claims the peer's slot for c once its id is known; release
-	// gives a reserved slot back when the handshake fails after all;
-	// start makes the peer live.
-	reserve func(peer uint32, c net.Conn) (P, error)
-	release func(p P, err error)
-	start   func(p P, c net.Conn)
+	// reservePeer claims the peer's slot for c once its id is known;
+	// releasePeer gives a reserved slot back when the handshake fails after
+	// all; startPeer makes the peer live.
+	reservePeer func(peer uint32, c net.Conn) (P, error)
+	releasePeer func(p P, err error)
+	startPeer   func(p P, c net.Conn)
+}
+
+// isClosed reports whether the port was closed.
+func (l *links[P]) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// shake records c as being in its handshake, so that Close can cut the
+// handshake short instead of waiting for its timeout. It reports false once
+// the port is closed.
+func (l *links[P]) shake(c net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.shaking[c] = struct{}{}
+	return true
+}
+
+func (l *links[P]) shaken(c net.Conn) {
+	l.mu.Lock()
+	delete(l.shaking, c)
+	l.mu.Unlock()
+}
+
+// closing marks the port closed and returns its peers and the connections
+// in their handshake, for Close to say goodbye to and to cut; first is
+// false when the port was closed already.
+func (l *links[P]) closing() (peers []P, shaking []net.Conn, first bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, nil, false
+	}
+	l.closed = true
+	peers = make([]P, 0, len(l.peers))
+	for _, p := range l.peers {
+		peers = append(peers, p)
+	}
+	shaking = make([]net.Conn, 0, len(l.shaking))
+	for c := range l.shaking {
+		shaking = append(shaking, c)
+	}
+	return peers, shaking, true
 }
 
 // acceptLoop accepts connections until the listener is closed, each
@@ -43,7 +92,7 @@ func (l *links[P]) acceptLoop() {
 	for {
 		c, err := l.listener.Accept()
 		if err != nil {
-			if l.closed() || errors.Is(err, net.ErrClosed) {
+			if l.isClosed() || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			l.logger.Warn("parcel: accept failed", "locality", l.locality, "err", err)
@@ -69,14 +118,14 @@ func (l *links[P]) accept(c net.Conn) {
 	var reserved P
 	got := false
 	_, err := acceptHandshake(c, l.locality, l.secret, func(peer uint32) error {
-		p, err := l.reserve(peer, c)
+		p, err := l.reservePeer(peer, c)
 		reserved, got = p, err == nil
 		return err
 	})
 	l.shaken(c)
 	if err != nil {
 		if got {
-			l.release(reserved, err)
+			l.releasePeer(reserved, err)
 		}
 		l.logger.Warn("parcel: dropped connection that failed the handshake",
 			"locality", l.locality, "remote", c.RemoteAddr().String(), "err", err)
@@ -84,7 +133,7 @@ func (l *links[P]) accept(c net.Conn) {
 		return
 	}
 	c.SetDeadline(time.Time{})
-	l.start(reserved, c)
+	l.startPeer(reserved, c)
 }
 
 // connect dials peer at addr, retrying refused connections until ctx
@@ -127,10 +176,10 @@ func (l *links[P]) dialed(ctx context.Context, peer uint32, c net.Conn) error {
 		return err
 	}
 	c.SetDeadline(time.Time{})
-	p, err := l.reserve(peer, c)
+	p, err := l.reservePeer(peer, c)
 	if err != nil {
 		return err
 	}
-	l.start(p, c)
+	l.startPeer(p, c)
 	return nil
 }

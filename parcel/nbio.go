@@ -104,13 +104,9 @@ type NBIO struct {
 	cfg    NBIOConfig
 	engine *nbio.Engine
 
-	mu      sync.Mutex
-	peers   map[uint32]*nbioPeer
-	shaking map[net.Conn]struct{}
-	closed  bool
-	stop    chan struct{} // closed by Close: the heartbeat goroutine ends
-	links   links[*nbioPeer]
-	wg      sync.WaitGroup
+	links[*nbioPeer]
+	stop chan struct{} // closed by Close: the heartbeat goroutine ends
+	wg   sync.WaitGroup
 }
 
 // NewNBIO starts an nbio engine and accepts connections on cfg.Listener.
@@ -118,7 +114,7 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &NBIO{cfg: cfg, peers: make(map[uint32]*nbioPeer), shaking: make(map[net.Conn]struct{}), stop: make(chan struct{})}
+	t := &NBIO{cfg: cfg, stop: make(chan struct{})}
 	t.engine = nbio.NewEngine(nbio.Config{
 		Name:           fmt.Sprintf("tessera-L%d", cfg.Locality),
 		NPoller:        1,
@@ -134,13 +130,13 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 		return nil, fmt.Errorf("parcel: locality %d: starting nbio: %w", cfg.Locality, err)
 	}
 	t.links = links[*nbioPeer]{
+		peers: make(map[uint32]*nbioPeer), shaking: make(map[net.Conn]struct{}),
 		locality: cfg.Locality, secret: cfg.Secret, timeout: cfg.HandshakeTimeout,
 		logger: cfg.Logger, listener: cfg.Listener, wg: &t.wg,
-		closed: t.isClosed, shake: t.shake, shaken: t.shaken,
-		reserve: t.reserve, release: t.release, start: t.start,
+		reservePeer: t.reserve, releasePeer: t.release, startPeer: t.start,
 	}
 	t.wg.Add(2)
-	go t.links.acceptLoop()
+	go t.acceptLoop()
 	go func() { defer t.wg.Done(); t.heartbeats() }()
 	return t, nil
 }
@@ -181,35 +177,10 @@ type nbioPeer struct {
 // unsent is what nbio holds written but not sent.
 func (p *nbioPeer) unsent() int64 { return p.accepted.Load() - p.written.Load() }
 
-// isClosed reports whether Close was called.
-func (t *NBIO) isClosed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.closed
-}
-
-// shake records c as being in its handshake, so that Close can cut the
-// handshake short; false once the port is closed.
-func (t *NBIO) shake(c net.Conn) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return false
-	}
-	t.shaking[c] = struct{}{}
-	return true
-}
-
-func (t *NBIO) shaken(c net.Conn) {
-	t.mu.Lock()
-	delete(t.shaking, c)
-	t.mu.Unlock()
-}
-
 // Connect dials peer at addr, retrying refused connections until ctx ends,
 // and runs the handshake.
 func (t *NBIO) Connect(ctx context.Context, peer uint32, addr string) error {
-	return t.links.connect(ctx, peer, addr)
+	return t.connect(ctx, peer, addr)
 }
 
 // reserve registers the peer id that completed (or is completing) the
@@ -828,21 +799,10 @@ func (t *NBIO) Counters() []PeerCounters {
 // everything, and the connection is read until the peer closes its end too
 // (for at most a second or the heartbeat timeout).
 func (t *NBIO) Close() error {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	peers, shaking, first := t.closing()
+	if !first {
 		return nil
 	}
-	t.closed = true
-	peers := make([]*nbioPeer, 0, len(t.peers))
-	for _, p := range t.peers {
-		peers = append(peers, p)
-	}
-	shaking := make([]net.Conn, 0, len(t.shaking))
-	for c := range t.shaking {
-		shaking = append(shaking, c)
-	}
-	t.mu.Unlock()
 	err := t.cfg.Listener.Close()
 	for _, c := range shaking {
 		c.Close()

@@ -80,15 +80,10 @@ const (
 // of localities.
 type TCP struct {
 	cfg TCPConfig
-
-	mu      sync.Mutex
-	peers   map[uint32]*tcpPeer
-	shaking map[net.Conn]struct{} // connections in their handshake
-	closed  bool
-	wg      sync.WaitGroup
+	links[*tcpPeer]
+	wg sync.WaitGroup
 
 	polling atomic.Int32 // readers polling now (PollFor)
-	links   links[*tcpPeer]
 }
 
 // NewTCP starts accepting connections on cfg.Listener.
@@ -96,51 +91,25 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &TCP{cfg: cfg, peers: make(map[uint32]*tcpPeer), shaking: make(map[net.Conn]struct{})}
+	t := &TCP{cfg: cfg}
 	t.links = links[*tcpPeer]{
+		peers: make(map[uint32]*tcpPeer), shaking: make(map[net.Conn]struct{}),
 		locality: cfg.Locality, secret: cfg.Secret, timeout: cfg.HandshakeTimeout,
 		logger: cfg.Logger, listener: cfg.Listener, wg: &t.wg,
-		closed: t.isClosed, shake: t.shake, shaken: t.shaken,
-		reserve: t.reserve, release: t.release, start: func(p *tcpPeer, _ net.Conn) { t.start(p) },
+		reservePeer: t.reserve, releasePeer: t.release, startPeer: func(p *tcpPeer, _ net.Conn) { t.start(p) },
 	}
 	t.wg.Add(1)
-	go t.links.acceptLoop()
+	go t.acceptLoop()
 	return t, nil
 }
 
 // Addr returns the listener's address.
 func (t *TCP) Addr() string { return t.cfg.Listener.Addr().String() }
 
-// isClosed reports whether Close was called.
-func (t *TCP) isClosed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.closed
-}
-
-// shake records c as being in its handshake, so that Close can cut the
-// handshake short instead of waiting for its timeout. It reports false once
-// the port is closed.
-func (t *TCP) shake(c net.Conn) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return false
-	}
-	t.shaking[c] = struct{}{}
-	return true
-}
-
-func (t *TCP) shaken(c net.Conn) {
-	t.mu.Lock()
-	delete(t.shaking, c)
-	t.mu.Unlock()
-}
-
 // Connect dials peer at addr, retrying refused connections until ctx ends,
 // and runs the handshake.
 func (t *TCP) Connect(ctx context.Context, peer uint32, addr string) error {
-	return t.links.connect(ctx, peer, addr)
+	return t.connect(ctx, peer, addr)
 }
 
 type tcpPeer struct {
@@ -672,21 +641,10 @@ func (t *TCP) Counters() []PeerCounters {
 // connection, and the peer might then report a loss before it has read the
 // goodbye.
 func (t *TCP) Close() error {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	peers, shaking, first := t.closing()
+	if !first {
 		return nil
 	}
-	t.closed = true
-	peers := make([]*tcpPeer, 0, len(t.peers))
-	for _, p := range t.peers {
-		peers = append(peers, p)
-	}
-	shaking := make([]net.Conn, 0, len(t.shaking))
-	for c := range t.shaking {
-		shaking = append(shaking, c)
-	}
-	t.mu.Unlock()
 	err := t.cfg.Listener.Close()
 	for _, c := range shaking {
 		c.Close()
