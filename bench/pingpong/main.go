@@ -222,18 +222,11 @@ func tessera(p params) int {
 				}
 				return err
 			}
-			for range p.rttWarm {
-				if err := round(); err != nil {
-					return err
-				}
+			took, err := timeRounds(p.rttWarm, p.rttN, round)
+			if err != nil {
+				return err
 			}
-			start := time.Now()
-			for range p.rttN {
-				if err := round(); err != nil {
-					return err
-				}
-			}
-			result("tessera_rtt", "us_per_rtt", usPer(time.Since(start), p.rttN), "n", p.rttN)
+			result("tessera_rtt", "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
 		}
 		if p.tests["bw"] {
 			block := make([]float64, p.bwElems)
@@ -437,18 +430,11 @@ func raw(p params) error {
 				_, err := io.ReadFull(c, in)
 				return err
 			}
-			for range p.rttWarm {
-				if err := round(); err != nil {
-					return err
-				}
+			took, err := timeRounds(p.rttWarm, p.rttN, round)
+			if err != nil {
+				return err
 			}
-			start := time.Now()
-			for range p.rttN {
-				if err := round(); err != nil {
-					return err
-				}
-			}
-			result("raw_rtt", "us_per_rtt", usPer(time.Since(start), p.rttN), "n", p.rttN)
+			result("raw_rtt", "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
 			return nil
 		})
 		if err != nil {
@@ -589,4 +575,20 @@ func freePort() error {
 	ln.Close()
 	fmt.Println(port)
 	return nil
+}
+
+// timeRounds runs round warm times, then n times timed: the time of the n.
+func timeRounds(warm, n int, round func() error) (time.Duration, error) {
+	for range warm {
+		if err := round(); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	for range n {
+		if err := round(); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
 }
