@@ -473,11 +473,27 @@ func (t *TCP) writeOne(p *tcpPeer, pc *Parcel) error {
 	return t.writeBatch(p, one[:])
 }
 
-// writeBatch writes the frames of batch with one writev. Callers hold p.wmu.
+// writeBatch writes the frames of batch: small ones (chunks of at most
+// smallCopy bytes in all) copied into one buffer and written with one
+// write, others with one writev that sends the chunks from where they are.
+// Callers hold p.wmu.
 func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
-	var ends [maxBatchParcels]int
 	buf := p.scratch[:0]
 	var err error
+	if smallBatch(batch) {
+		for _, r := range batch {
+			if buf, err = AppendFrameHead(buf, &r.p.Header, r.p.Chunks); err != nil {
+				return err
+			}
+			for _, c := range r.p.Chunks {
+				buf = append(buf, c...)
+			}
+		}
+		p.scratch = buf
+		n, err := p.conn.Write(buf)
+		return t.wrote(p, batch, n, err)
+	}
+	var ends [maxBatchParcels]int
 	for i, r := range batch {
 		if buf, err = AppendFrameHead(buf, &r.p.Header, r.p.Chunks); err != nil {
 			return err
@@ -506,6 +522,28 @@ func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
 	n, err := p.iov.WriteTo(p.conn)
 	clear(bufs) // keeps no chunk of the caller's alive
 	p.iovs, p.iov = bufs[:0], nil
+	return t.wrote(p, batch, int(n), err)
+}
+
+// smallCopy is the payload size up to which a batch's chunks are copied
+// next to their frame heads and written with one write instead of a writev.
+const smallCopy = 4 << 10
+
+// smallBatch says whether the chunks of batch are small enough to copy.
+func smallBatch(batch []*sendReq) bool {
+	n := 0
+	for _, r := range batch {
+		for _, c := range r.p.Chunks {
+			if n += len(c); n > smallCopy {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// wrote counts a write of n bytes of batch that ended with err.
+func (t *TCP) wrote(p *tcpPeer, batch []*sendReq, n int, err error) error {
 	p.lastWrite.Store(time.Now().UnixNano())
 	p.ctr.writes.Add(1)
 	p.ctr.bytesSent.Add(uint64(n))

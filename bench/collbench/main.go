@@ -14,7 +14,8 @@
 //
 // with microseconds per operation and gbps = bytes per site / time per
 // operation (10^9 bytes per second). bench/mpi/allreduce.c prints the same
-// lines for Open MPI.
+// lines for Open MPI. -cpuprofile FILE writes a CPU profile of one
+// measurement (name it with -test) per locality, FILE.L<locality>.
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -35,6 +37,7 @@ func main() {
 	bigN := flag.Int("big-n", 100, "timed operations of 1 MiB")
 	bigWarm := flag.Int("big-warmup", 10, "operations before timing, 1 MiB")
 	tests := flag.String("test", "allreduce1,allreduce1mib,allgather1mib", "comma-separated measurements")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed loops here, suffixed .L<locality>")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, t := range strings.Split(*tests, ",") {
@@ -66,6 +69,17 @@ func main() {
 			goruntime.GC()
 			if err := c.Barrier(ctx).Err(ctx); err != nil {
 				return err
+			}
+			if *cpuprofile != "" {
+				f, err := os.Create(fmt.Sprintf("%s.L%d", *cpuprofile, rt.Here()))
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			start := time.Now()
 			for range n {
