@@ -9,16 +9,24 @@
 # and liblapacke-dev). Tessera's localities run OpenBLAS single-threaded
 # (primitives.Register); the openblas baseline is the faster of 1 and
 # nproc OpenBLAS threads (pure-Go gonum's Dgemm uses every core by itself).
+# Then, with the openblas build, Cannon on 4 localities against Dask's A@B
+# in 2 x 2 chunks (bench/cannon_dask.py), both warm and with the same
+# statistic: each repetition runs one Tessera job and one Dask process of
+# CANNON_WARM products each, alternating which goes first, and the ratio is
+# the median over the repetitions of (Tessera's best of its job / Dask's
+# best of its process).
 #
 # Environment: CANNON_SIZES ("2048 4096"); CANNON_SLOW_REPS (1): the
 # repetitions of the pure-Go build at sizes above 2048, which take a
 # minute or more each on a 2-core machine and run on 4 localities only
-# (REPS repetitions on 4, 2 and 1 localities elsewhere).
+# (REPS repetitions on 4, 2 and 1 localities elsewhere); CANNON_WARM (3):
+# the products of each job and process of the comparison with Dask.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 SIZES=${CANNON_SIZES:-2048 4096}
 SLOW_REPS=${CANNON_SLOW_REPS:-1}
+WARM=${CANNON_WARM:-3}
 LOCS=(4 2 1)
 threads=$(nproc)
 
@@ -44,18 +52,29 @@ else
 fi
 [ -z "$openblas_note" ] || say "$openblas_note"
 
-# tessera_cannon BUILD LOCALITIES N: locality 0's RESULT line.
+# tessera_cannon BUILD LOCALITIES N [K]: the seconds of the best of K
+# products (1) of one job; locality 0's RESULT line is left in $tmp/result.
 tessera_cannon() {
 	local rc=0
-	timeout 900 "$tessera" run -n "$2" "$tmp/cannon-$1" -n "$3" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	timeout 900 "$tessera" run -n "$2" "$tmp/cannon-$1" -n "$3" --repeat "${4:-1}" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	if [ "$rc" -ne 0 ]; then
 		say "cannon on $2 localities ($1, n=$3) failed (exit $rc):"
 		sed 's/^/  /' "$tmp/err" >&2
 		return 1
 	fi
 	sed -n 's/^\[L0\] cannon: //p' "$tmp/out" >&2
-	sed -n 's/^\[L0\] //p' "$tmp/out" | field cannon seconds
+	sed -n 's/^\[L0\] //p' "$tmp/out" >"$tmp/result"
+	field cannon seconds <"$tmp/result"
 }
+# dask N K: the seconds of Dask's best of K products in one process; its
+# RESULT line is left in $tmp/result.
+dask() {
+	OPENBLAS_NUM_THREADS=1 timeout 900 "$PY" bench/cannon_dask.py -n "$1" --repeat "$2" >"$tmp/result"
+	sed -n 's/^RESULT //p' "$tmp/result" >&2
+	field dask seconds <"$tmp/result"
+}
+# all_times NAME: every product's seconds in $tmp/result, one per line.
+all_times() { field "$1" times <"$tmp/result" | tr ',' '\n'; }
 # dgemm BUILD N THREADS: seconds of the single-process Dgemm.
 dgemm() {
 	OPENBLAS_NUM_THREADS=$3 timeout 900 "$tmp/dgemm-$1" -n "$2" >"$tmp/sout"
@@ -99,7 +118,8 @@ gflops() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", 2*n*n*n/s/1e9 }'; }
 algo() { case $1 in 4) echo "Cannon 2x2" ;; 1) echo "local Dgemm" ;; *) echo "SUMMA ${1}x1" ;; esac; }
 
 # Dask's A@B on the same machine: the threaded scheduler, one worker per
-# core, 2 x 2 chunks, OpenBLAS single-threaded in each worker.
+# core, 2 x 2 chunks, OpenBLAS single-threaded in each worker; against
+# Cannon on 4 localities, the openblas build, alternating.
 dask_skip=""
 if ! "$PY" -c 'import dask.array' 2>/dev/null; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -109,10 +129,23 @@ if ! "$PY" -c 'import dask.array' 2>/dev/null; then
 	fi
 	"$PY" -c 'import dask.array' 2>/dev/null || dask_skip="Dask is not installed for $PY and could not be installed (python3-dask)"
 fi
+[[ " ${builds[*]} " == *" openblas "* ]] || dask_skip=${dask_skip:-"there is no openblas build to compare"}
 if [ -z "$dask_skip" ]; then
 	for n in $SIZES; do
-		say "dask A@B, n=$n"
-		OPENBLAS_NUM_THREADS=1 timeout 900 "$PY" bench/cannon_dask.py -n "$n" --repeat "$REPS" | tee -a "$tmp/dask" >&2
+		for ((r = 1; r <= REPS; r++)); do
+			order="tessera dask"
+			[ $((r % 2)) = 1 ] || order="dask tessera"
+			say "cannon against dask, n=$n, repetition $r of $REPS ($order)"
+			for side in $order; do
+				if [ "$side" = tessera ]; then
+					tessera_cannon openblas 4 "$n" "$WARM" >>"$tmp/wt_$n"
+					all_times cannon >>"$tmp/wtall_$n"
+				else
+					dask "$n" "$WARM" >>"$tmp/wd_$n"
+					all_times dask >>"$tmp/wdall_$n"
+				fi
+			done
+		done
 	done
 fi
 
@@ -142,13 +175,13 @@ for b in "${builds[@]}"; do
 	done
 done
 dask_rows=""
-if [ -z "$dask_skip" ] && [[ " ${builds[*]} " == *" openblas "* ]]; then
+if [ -z "$dask_skip" ]; then
 	for n in $SIZES; do
-		d=$(awk -v n="n=$n" '$2=="name=dask" && $3==n { for (i=4; i<=NF; i++) if (index($i, "seconds=")==1) print substr($i, 9) }' "$tmp/dask")
-		t=$(median <"$tmp/t_openblas_${n}_4")
-		r=$(awk -v t="$t" -v d="$d" 'BEGIN { printf "%.2f", t/d }')
-		rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks, best of $REPS) | $r | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
-		dask_rows+="| $n | $(fmt "$d" %.3f) s, $(gflops "$n" "$d") GFLOP/s | $(fmt "$t" %.3f) s | $r |"$'\n'
+		t=$(median <"$tmp/wt_$n") d=$(median <"$tmp/wd_$n")
+		r=$(ratios "$tmp/wt_$n" "$tmp/wd_$n" | median)
+		ratios "$tmp/wt_$n" "$tmp/wd_$n" >"$tmp/wr_$n"
+		rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask, both warm (best of $WARM products per job, median of $REPS jobs) | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks) | $(fmt "$r" %.2f) | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
+		dask_rows+="| $n | $(list "$tmp/wt_$n" %.3f) | $(list "$tmp/wd_$n" %.3f) | $(list "$tmp/wr_$n" %.2f) | **$(fmt "$r" %.2f)** | $(fmt "$(median <"$tmp/wtall_$n")" %.3f) s against $(fmt "$(median <"$tmp/wdall_$n")" %.3f) s |"$'\n'
 	done
 fi
 printf '%s' "$rows" >>"$SUMMARY"
@@ -188,6 +221,15 @@ as each product takes a minute or more.
 
 Against Dask (\`bench/cannon_dask.py\`: \`(A @ B).persist()\` of two dask
 arrays in 2 x 2 chunks on the threaded scheduler, $threads workers,
-OpenBLAS single-threaded, the inputs persisted first; the best of $REPS):
-$(if [ -n "$dask_skip" ]; then echo "skipped: $dask_skip."; else printf '\n| n | Dask A@B | Tessera, 4 localities, openblas (median) | Tessera / Dask |\n|---|---|---|---|\n%s' "$dask_rows"; fi)
+OpenBLAS single-threaded, the inputs persisted first), both sides warm
+and measured alike: each repetition runs one Tessera job
+(\`tessera run -n 4 cannon -n SIZE --repeat $WARM\`, the openblas build)
+and one Dask process (\`cannon_dask.py -n SIZE --repeat $WARM\`) of $WARM
+products each, Tessera first in odd repetitions and Dask first in even
+ones. A side's figure of a repetition is the best of its $WARM products;
+the ratio is the median over the $REPS repetitions of Tessera's best over
+Dask's (the Tessera and Dask columns of the summary are the medians of
+those bests). The last column has the median of all $((REPS * WARM)) products
+of each side.
+$(if [ -n "$dask_skip" ]; then printf '\nskipped: %s.\n' "$dask_skip"; else printf '\n| n | Tessera, 4 localities: best of %s per job | Dask A@B: best of %s per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask |\n|---|---|---|---|---|---|\n%s' "$WARM" "$WARM" "$dask_rows"; fi)
 EOF
