@@ -74,7 +74,7 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		if rt.cfg.Spans != nil {
 			tc, endCall = rt.startCallSpan(ctx, rt.here, act.span, parent)
 		}
-		rt.sched.spawn(rt.ctx, parent, act.name, 0, func(tctx context.Context) {
+		p := rt.sched.spawn(rt.ctx, parent, act.name, 0, func(tctx context.Context) {
 			var endServe func(error)
 			if endCall != nil {
 				tctx, endServe = rt.startServeSpan(tctx, rt.here, act.name, tc)
@@ -95,6 +95,7 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 			}
 			f.set(*new(R), err)
 		})
+		f.producer.Store(p)
 		return f
 	}
 	if target.loc >= rt.n {
@@ -166,7 +167,7 @@ func spawnTask[R any](ctx context.Context, rt *Runtime, name string, fn func(ctx
 			plain(wctx)
 		}
 	}
-	rt.sched.spawn(rt.spanBase(ctx), TaskGUID(ctx), name, funcPC(fn), run, func(err error) { f.set(*new(R), err) })
+	f.producer.Store(rt.sched.spawn(rt.spanBase(ctx), TaskGUID(ctx), name, funcPC(fn), run, func(err error) { f.set(*new(R), err) }))
 	return f
 }
 

@@ -21,6 +21,11 @@ type Future[T any] struct {
 	val   T
 	err   error
 	sched *scheduler // where continuations run; nil for ready-made futures
+
+	// producer is the task whose result this is, until the future is
+	// ready: a task that Gets the future before the producer started runs
+	// it itself (task.helpWith).
+	producer atomic.Pointer[task]
 }
 
 func newFuture[T any](s *scheduler) *Future[T] { return &Future[T]{sched: s} }
@@ -49,6 +54,7 @@ func (f *Future[T]) set(v T, err error) bool {
 	}
 	f.val, f.err = v, err
 	f.ready.Store(true)
+	f.producer.Store(nil)
 	if f.wait != nil {
 		close(f.wait)
 	}
@@ -82,9 +88,18 @@ func (f *Future[T]) IsReady() bool { return f.ready.Load() }
 // Get waits until f is ready and returns its value and error, or returns
 // early with the context's cause when ctx ends. Called from a task (ctx is
 // the task's context, or derived from it), it gives the task's worker lane
-// back while it waits.
+// back while it waits — or, when f is the result of a local task (Spawn, a
+// local Async) that has not started yet and ctx is the calling task's own
+// context, it runs that task at once on its own lane, as a worker would
+// once the lane was free, but without handing the lane over.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f.ready.Load() {
+		return f.val, f.err
+	}
+	t := taskOf(ctx)
+	if p := f.producer.Load(); p != nil && t != nil && ctx.Done() == t.Done() && t.helpWith(p) {
+		// t ran the producer itself (a wait that only the locality's end
+		// could cut short), which fulfilled f.
 		return f.val, f.err
 	}
 	f.mu.Lock()
@@ -98,7 +113,6 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	wait := f.wait
 	f.mu.Unlock()
 
-	t := taskOf(ctx)
 	if t != nil {
 		if t.s.spinReady(&f.ready) {
 			return f.val, f.err

@@ -49,6 +49,11 @@ type task struct {
 	fn     func(ctx context.Context)
 	drop   func(err error) // fails the task's result when it will never run
 	lane   int
+
+	// claimed is set by whoever runs (or drops) the task: the worker that
+	// takes it off the queue, or a task that waits for its result and runs
+	// it itself (see Future.Get). Only the claimer touches fn and drop.
+	claimed atomic.Bool
 }
 
 type taskKey struct{}
@@ -195,26 +200,29 @@ func (s *scheduler) newGUID() uint64 {
 }
 
 // spawn queues fn as a task named name (or after the function at pc) whose
-// parent is the task with GUID parent. It never blocks. If the scheduler has
-// stopped, drop is called instead, with ErrShutdown.
-func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc uintptr, fn func(ctx context.Context), drop func(error)) {
+// parent is the task with GUID parent, and returns the task. It never
+// blocks. If the scheduler has stopped, drop is called instead, with
+// ErrShutdown.
+func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc uintptr, fn func(ctx context.Context), drop func(error)) *task {
 	t := &task{Context: base, s: s, guid: s.newGUID(), parent: parent, name: name, pc: pc, fn: fn, drop: drop}
 	s.spawned.Add(1)
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
+		t.claimed.Store(true)
 		t.drop(ErrShutdown)
-		return
+		return t
 	}
 	if n := len(s.free); n > 0 {
 		lane := s.free[n-1]
 		s.free = s.free[:n-1]
 		s.startLocked(work{t, lane})
-		return
+		return t
 	}
 	s.queue.push(t)
 	s.queued.Add(1)
 	s.mu.Unlock()
+	return t
 }
 
 // startLocked runs w on an idle worker, or a new one, and unlocks s.mu.
@@ -250,10 +258,12 @@ func (s *scheduler) pass(lane int) *task {
 		ch <- lane
 		return nil
 	}
-	if t := s.queue.pop(); t != nil {
+	for t := s.queue.pop(); t != nil; t = s.queue.pop() {
 		s.queued.Add(-1)
-		s.mu.Unlock()
-		return t
+		if !t.claimed.Load() { // else a waiter ran it already
+			s.mu.Unlock()
+			return t
+		}
 	}
 	s.free = append(s.free, lane)
 	s.mu.Unlock()
@@ -318,19 +328,50 @@ func (s *scheduler) worker(w work) {
 }
 
 // run runs t on lane and returns the lane the goroutine holds afterwards
-// (t may have blocked and resumed on another, or on none after stop).
+// (t may have blocked and resumed on another, or on none after stop). A task
+// that somebody else claimed already is skipped.
 func (s *scheduler) run(t *task, lane int) int {
+	if !t.claimed.CompareAndSwap(false, true) {
+		return lane
+	}
+	return s.runClaimed(t, lane)
+}
+
+// runClaimed is run for a task its caller has claimed.
+func (s *scheduler) runClaimed(t *task, lane int) int {
 	t.lane = lane
 	o := s.observer
 	if o != nil {
 		o.TaskStart(t.info())
 	}
-	t.fn(t)
+	fn := t.fn
+	t.fn, t.drop = nil, nil // a finished task keeps nothing of its caller's alive
+	fn(t)
 	if o != nil {
 		o.TaskStop(t.info())
 	}
 	s.executed.Add(1)
 	return t.lane
+}
+
+// helpWith runs p, a task whose result t waits for, on t's own lane if p
+// has not started yet: what a worker would do once t gave its lane back,
+// without the hand-off. t steps aside for it like a task that blocks. It
+// reports whether it ran p.
+func (t *task) helpWith(p *task) bool {
+	if p.s != t.s || t.lane < 0 || !p.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	s := t.s
+	o := s.observer
+	if o != nil {
+		o.TaskYield(t.info())
+	}
+	t.lane = s.runClaimed(p, t.lane)
+	if o != nil {
+		o.TaskResume(t.info())
+	}
+	return true
 }
 
 func (s *scheduler) queueLen() int { return int(s.queued.Load()) }
@@ -348,7 +389,9 @@ func (s *scheduler) close() {
 	close(s.stop)
 	var dropped []*task
 	for t := s.queue.pop(); t != nil; t = s.queue.pop() {
-		dropped = append(dropped, t)
+		if t.claimed.CompareAndSwap(false, true) {
+			dropped = append(dropped, t)
+		}
 	}
 	s.queued.Store(0)
 	s.mu.Unlock()
