@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"context"
-	"errors"
 	"time"
 )
 
@@ -10,7 +8,10 @@ import (
 // message arrives, but some mismatched pairs send nothing to each other —
 // Gather against Scatter on two sites: each waits for the other. So a site
 // whose wait lasts probeAfter sends a probe (its operation and count) to
-// the site it waits for. The receiver compares the probe with the call it
+// the site it waits for. One watchdog goroutine per locality finds the
+// long waits (a wait costs no timer of its own): it ticks every
+// probeAfter/2 and probes for each wait that has seen two ticks, so a probe
+// goes out between probeAfter/2 and probeAfter into a wait. The receiver compares the probe with the call it
 // runs, or ran, in that generation — or keeps it until it gets there — and
 // on a disagreement fails the generation on every site, as a mismatch found
 // on a message does.
@@ -89,29 +90,63 @@ func probeMismatch(c *Communicator, gen uint64, mine collCall, p collMsg) *Misma
 	}}
 }
 
-// await waits for f; if the run has waited for probeAfter since its first
-// wait that blocked (this one, or an earlier one), it probes site from
-// first. The run's deadline is shared by its waits, so that a wait costs
-// no timer of its own; a probe comes no later than probeAfter into a wait.
+// await waits for f, the message from site from; while it waits, the
+// locality's watchdog may probe that site.
 func (r *opRun) await(f *Future[collMsg], from int) (collMsg, error) {
-	if !f.IsReady() && r.op != opChannel { // a channel's Get may wait for its Set at will
-		if r.probe == nil || r.probe.Err() != nil {
-			r.endProbe()
-			r.probe, r.stopProbe = context.WithTimeout(r.ctx, probeAfter)
-		}
-		msg, err := f.Get(r.probe)
-		if err == nil || !errors.Is(err, context.DeadlineExceeded) || r.ctx.Err() != nil {
-			return msg, err
-		}
-		r.send(probeStep, from, nil) // best effort: a lost probe only means no diagnosis
+	if f.IsReady() || r.op == opChannel { // a channel's Get may wait for its Set at will
+		return f.Get(r.ctx)
 	}
-	return f.Get(r.ctx)
+	m := &r.c.rt.coll
+	m.mu.Lock()
+	if m.waits == nil {
+		m.waits = make(map[*opRun]collWait)
+	}
+	m.waits[r] = collWait{from: from, tick: m.tick}
+	m.mu.Unlock()
+	msg, err := f.Get(r.ctx)
+	m.mu.Lock()
+	delete(m.waits, r)
+	m.mu.Unlock()
+	return msg, err
 }
 
-// endProbe stops the run's probe timer, if it has one.
-func (r *opRun) endProbe() {
-	if r.stopProbe != nil {
-		r.stopProbe()
-		r.probe, r.stopProbe = nil, nil
+// collWait is a run's wait for a message: from which site, since which
+// watchdog tick, and whether it has probed already.
+type collWait struct {
+	from   int
+	tick   uint64
+	probed bool
+}
+
+// watchWaits is the locality's watchdog of collective waits (see the top
+// of this file); it runs from the first communicator to the locality's end.
+func (rt *Runtime) watchWaits() {
+	t := time.NewTicker(probeAfter / 2)
+	defer t.Stop()
+	m := &rt.coll
+	// Copies of the runs to probe for, taken under m.mu: a run changes
+	// itself (its count) only between waits, when it is not in m.waits.
+	var due []opRun
+	var to []int
+	for {
+		select {
+		case <-rt.ctx.Done():
+			return
+		case <-t.C:
+		}
+		due, to = due[:0], to[:0]
+		m.mu.Lock()
+		m.tick++
+		for r, w := range m.waits {
+			if !w.probed && m.tick-w.tick >= 2 {
+				w.probed = true
+				m.waits[r] = w
+				due, to = append(due, *r), append(to, w.from)
+			}
+		}
+		m.mu.Unlock()
+		for i := range due {
+			due[i].send(probeStep, to[i], nil) // best effort: a lost probe only means no diagnosis
+		}
 	}
 }

@@ -159,7 +159,7 @@ func NewCommunicator(rt *Runtime, basename string, sites []uint32, root int) (*C
 	if root < 0 || root >= len(sites) {
 		return nil, fmt.Errorf("runtime: communicator %q: root %d out of range for %d sites", basename, root, len(sites))
 	}
-	if err := rt.coll.claim(basename); err != nil {
+	if err := rt.coll.claim(rt, basename); err != nil {
 		return nil, err
 	}
 	return &Communicator{rt: rt, name: basename, sites: sites, here: here, root: root,
@@ -340,10 +340,15 @@ type collMailbox struct {
 	aborted map[genKey]error
 	calls   map[genKey]collCall  // this locality's recent calls (collective_probe.go)
 	probes  map[genKey][]collMsg // probes for generations not reached yet
+	waits   map[*opRun]collWait  // runs waiting for a message, for the watchdog
+	tick    uint64               // the watchdog's ticks so far
+	watched bool                 // the watchdog runs
 	err     error                // the runtime failed
 }
 
-func (m *collMailbox) claim(name string) error {
+// claim reserves name for a communicator of rt's, and starts rt's
+// watchdog of collective waits with the first one.
+func (m *collMailbox) claim(rt *Runtime, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.names[name] {
@@ -353,6 +358,10 @@ func (m *collMailbox) claim(name string) error {
 		m.names = make(map[string]bool)
 	}
 	m.names[name] = true
+	if !m.watched {
+		m.watched = true
+		go rt.watchWaits()
+	}
 	return nil
 }
 
@@ -480,10 +489,6 @@ type opRun struct {
 	count  uint64 // this site's element count, sent with every message
 	expect uint64 // the count expected of the others, or anyCount
 
-	// probe ends probeAfter after the first wait of the run that had to
-	// block (collective_probe.go): one timer per run, not one per wait.
-	probe     context.Context
-	stopProbe context.CancelFunc
 }
 
 // collSend is a collective message being sent: the parcel, room for its
@@ -598,7 +603,6 @@ func startOp[T any](ctx context.Context, c *Communicator, op collOp, count, expe
 			return zero, early
 		}
 		v, err := body(r)
-		r.endProbe()
 		if err != nil {
 			var me *MismatchError
 			if errors.As(err, &me) {
