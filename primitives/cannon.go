@@ -26,10 +26,12 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 	ownA, ownB := e.ownedTile(p.x), e.ownedTile(p.y)
 	defer func() { ownA.release(); ownB.release() }()
 	curA, curB := borrowed(ownA.data), borrowed(ownB.data)
-	defer func() { curA.release(); curB.release() }()
+	// The tiles held at the end were received (or are the own ones): their
+	// memory takes the next product's tiles.
+	defer func() { e.recycle(&curA); e.recycle(&curB) }()
 	if q == 1 {
 		k := p.ga.cols[0].Len()
-		gemmAdd(general(mi, k, k, curA.data), general(k, nj, nj, curB.data), c)
+		gemm(general(mi, k, k, curA.data), general(k, nj, nj, curB.data), c, true)
 		return nil
 	}
 	ch, err := runtime.NewChannel(e.rt, base, nil)
@@ -57,7 +59,7 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 			return e.errorf(op, "step %d of Cannon on a %dx%d grid: got a tile of %s of %d elements and a tile of %s of %d elements, want %dx%d and %dx%d",
 				s, q, q, p.x.Name(), len(curA.data), p.y.Name(), len(curB.data), mi, kw, kw, nj)
 		}
-		gemmAdd(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c)
+		gemm(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c, s == 0)
 		if next != nil {
 			if err := next.wait(ctx, &curA, &curB, ownA, ownB); err != nil {
 				return e.wrap(op, err)

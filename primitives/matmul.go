@@ -238,9 +238,16 @@ func general(rows, cols, stride int, data []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data}
 }
 
-// gemmAdd adds a·b to c.
-func gemmAdd(a, b, c blas64.General) {
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 1, c)
+// gemm sets c to a·b for the first product into a fresh tile (first) and
+// adds a·b to c afterwards. Setting rather than adding the first writes
+// the fresh memory without reading it first: reading first would map each
+// new page to the shared zero page and fault again on the write.
+func gemm(a, b, c blas64.General, first bool) {
+	beta := 1.0
+	if first {
+		beta = 0
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, beta, c)
 }
 
 // inFlight is a buffer of a tile or panel received or packed by a product,

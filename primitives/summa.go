@@ -91,7 +91,7 @@ func (e *Env) summa(ctx context.Context, op, base string, p productPlan, out []f
 			}
 			return e.wrap(op, err)
 		}
-		gemmAdd(a, b, cOut)
+		gemm(a, b, cOut, k == 1)
 		cur.release(e)
 		if next != nil {
 			cur = next
