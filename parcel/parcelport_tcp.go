@@ -247,6 +247,15 @@ type deadlineReader struct {
 }
 
 func (r *deadlineReader) Read(b []byte) (int, error) {
+	r.refresh()
+	if r.poll != nil {
+		return r.poll.read(r.p.conn, b)
+	}
+	return r.p.conn.Read(b)
+}
+
+// refresh moves the read deadline if it is due (see deadlineReader).
+func (r *deadlineReader) refresh() {
 	if until := r.p.drainUntil.Load(); until != 0 {
 		if until != r.drain {
 			r.drain = until
@@ -262,43 +271,52 @@ func (r *deadlineReader) Read(b []byte) (int, error) {
 			r.p.conn.SetReadDeadline(time.Unix(0, until))
 		}
 	}
-	if r.poll != nil {
-		return r.poll.read(r.p.conn, b)
-	}
-	return r.p.conn.Read(b)
 }
 
+// readLoop is the reader goroutine of p: it reads frames until the
+// connection fails or closes and hands each parcel to the handler. It reads
+// the descriptor itself where it can (readRaw); in the poll progress mode,
+// or where there is no descriptor, through a FrameReader.
 func (t *TCP) readLoop(p *tcpPeer) {
 	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout, poll: newPollConn(p.conn, t.cfg.PollFor, &t.polling)}
-	br := bufio.NewReaderSize(dr, 64<<10)
-	fr := NewFrameReader(br, t.cfg.MaxFrame)
-	for {
-		pc, err := fr.Next(t.cfg.Handler.Buffer)
-		if err != nil {
-			t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
-			return
-		}
-		p.ctr.bytesRecv.Add(uint64(fr.LastFrameLen()))
+	deliver := func(pc *Parcel, wire int64) {
+		p.ctr.bytesRecv.Add(uint64(wire))
 		if pc.Header.Kind == KindHeartbeat {
 			if pc.Header.Action == byeVerb {
 				p.gotBye.Store(true)
 			}
-			continue
+			return
 		}
 		p.ctr.parcelsRecv.Add(1)
 		if p.closing.Load() {
-			continue // draining the connection; nobody is listening
+			return // draining the connection; nobody is listening
 		}
 		t.cfg.Handler.Receive(pc)
-		if br.Buffered() == 0 {
-			// The next frame needs a read from the socket, which finds
-			// nothing yet unless the peer is streaming: let the goroutines
-			// that this parcel woke (the task that runs a call, the one
-			// that waits for a reply) run first, so that their work — a
-			// reply, the next call — does not wait behind that read.
-			goruntime.Gosched()
+	}
+	var err error
+	if raw := rawConn(p.conn); raw != nil && dr.poll == nil {
+		err = readRaw(raw, dr, newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer), deliver)
+	} else {
+		br := bufio.NewReaderSize(dr, 64<<10)
+		fr := NewFrameReader(br, t.cfg.MaxFrame)
+		for {
+			var pc *Parcel
+			if pc, err = fr.Next(t.cfg.Handler.Buffer); err != nil {
+				break
+			}
+			deliver(pc, fr.LastFrameLen())
+			if br.Buffered() == 0 {
+				// The next frame needs a read from the socket, which finds
+				// nothing yet unless the peer is streaming: let the
+				// goroutines that this parcel woke (the task that runs a
+				// call, the one that waits for a reply) run first, so that
+				// their work — a reply, the next call — does not wait
+				// behind that read.
+				goruntime.Gosched()
+			}
 		}
 	}
+	t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
 }
 
 // readError says why reading from p failed. Every cause wraps ErrPeerDown:

@@ -1,0 +1,68 @@
+//go:build unix
+
+package parcel
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// rawConn returns c's raw descriptor access, or nil if it has none.
+func rawConn(c net.Conn) syscall.RawConn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+// readRaw reads frames from raw into d until the connection ends, calling
+// deliver for each, and returns why it ended. It reads the descriptor
+// itself, inside one RawConn.Read, and waits in Go's network poller only
+// when a read came back short: the socket had nothing more then, and a new
+// arrival wakes the poller. A plain Read would read once more first and
+// hear EAGAIN — one system call per message that this saves. Payloads are
+// read straight into the memory Handler.Buffer gives, as FrameReader does.
+// The read deadline (dr) and Close end the wait as they end a Read.
+func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, deliver func(*Parcel, int64)) error {
+	var rerr error
+	err := raw.Read(func(fd uintptr) bool {
+		for {
+			dr.refresh()
+			b, direct := d.space()
+			n, err := syscall.Read(int(fd), b)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return false
+			case err != nil:
+				rerr = &net.OpError{Op: "read", Net: "tcp", Source: dr.p.conn.LocalAddr(), Addr: dr.p.conn.RemoteAddr(), Err: os.NewSyscallError("read", err)}
+				return true
+			case n == 0:
+				rerr = io.EOF
+				if d.midFrame() {
+					rerr = &FrameError{"frame", io.ErrUnexpectedEOF}
+				}
+				return true
+			}
+			if err := d.fed(n, direct, deliver); err != nil {
+				rerr = err
+				return true
+			}
+			if n < len(b) {
+				return false // drained: wait for the next arrival
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return rerr
+}
