@@ -16,7 +16,9 @@
 //	bw   8 MiB blocks one way: Tessera calls an action taking a []float64
 //	     of 1Mi elements and returning its length, with -window calls in
 //	     flight; raw writes 8 MiB blocks that the peer reads into one reused
-//	     buffer.
+//	     buffer. -congestion NAME makes raw's connections use that TCP
+//	     congestion control instead of the system's (Linux: TCP_CONGESTION,
+//	     e.g. cubic or reno; see net.ipv4.tcp_allowed_congestion_control).
 //
 // Tessera only (the parcelports compared, `tessera run --parcelport`):
 //
@@ -73,6 +75,7 @@ type params struct {
 	manyG      int
 	manyN      int
 	peerAddr   string
+	congestion string
 	cpuprofile string
 	trace      string
 }
@@ -92,6 +95,7 @@ func main() {
 	flag.IntVar(&p.manyG, "many-senders", 32, "tessera many: goroutines calling at once")
 	flag.IntVar(&p.manyN, "many-n", 500, "tessera many: calls per goroutine")
 	flag.StringVar(&p.peerAddr, "addr", "", "raw-peer: address to dial")
+	flag.StringVar(&p.congestion, "congestion", "", "raw: TCP congestion control of the connection (Linux), e.g. cubic; empty: the system's")
 	flag.StringVar(&p.cpuprofile, "cpuprofile", "", "write a CPU profile here (tessera: suffixed .L<locality>; raw: .client/.server)")
 	flag.StringVar(&p.trace, "trace", "", "write a Go execution trace here (suffixed like -cpuprofile)")
 	flag.Parse()
@@ -491,7 +495,7 @@ func withPeer(p params, test string, fn func(c *net.TCPConn) error) error {
 	}
 	args := []string{"-mode", "raw-peer", "-test", test, "-addr", ln.Addr().String(),
 		"-rtt-size", fmt.Sprint(p.rttSize), "-bw-n", fmt.Sprint(p.bwN), "-bw-warmup", fmt.Sprint(p.bwWarm),
-		"-bw-elems", fmt.Sprint(p.bwElems)}
+		"-bw-elems", fmt.Sprint(p.bwElems), "-congestion", p.congestion}
 	if p.cpuprofile != "" {
 		args = append(args, "-cpuprofile", p.cpuprofile+"."+test)
 	}
@@ -517,6 +521,10 @@ func withPeer(p params, test string, fn func(c *net.TCPConn) error) error {
 	}
 	c := nc.(*net.TCPConn)
 	c.SetNoDelay(true)
+	if err := setCongestion(c, p.congestion); err != nil {
+		c.Close()
+		return err
+	}
 	err = fn(c)
 	c.Close()
 	waited = true
@@ -535,6 +543,9 @@ func rawPeer(p params) error {
 	c := nc.(*net.TCPConn)
 	defer c.Close()
 	c.SetNoDelay(true)
+	if err := setCongestion(c, p.congestion); err != nil {
+		return err
+	}
 	switch {
 	case p.tests["rtt"]:
 		buf := make([]byte, p.rttSize)
