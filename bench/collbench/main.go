@@ -24,10 +24,10 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
-	"runtime/pprof"
 	"strings"
 	"time"
 
+	"github.com/tessera-amt/tessera/bench/internal/profile"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -70,17 +70,11 @@ func main() {
 			if err := c.Barrier(ctx).Err(ctx); err != nil {
 				return err
 			}
-			if *cpuprofile != "" {
-				f, err := os.Create(fmt.Sprintf("%s.L%d", *cpuprofile, rt.Here()))
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := profile.Start(*cpuprofile, rt.Here())
+			if err != nil {
+				return err
 			}
+			defer stop()
 			start := time.Now()
 			for range n {
 				if err := op(d); err != nil {

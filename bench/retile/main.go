@@ -20,11 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/bench/internal/profile"
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
@@ -42,17 +42,11 @@ func main() {
 	reg := runtime.NewRegistry()
 	acts := primitives.Register(reg, agas.New(reg))
 	os.Exit(runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
-		if *cpuprofile != "" {
-			f, err := os.Create(fmt.Sprintf("%s.L%d", *cpuprofile, rt.Here()))
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
+		stop, err := profile.Start(*cpuprofile, rt.Here())
+		if err != nil {
+			return err
 		}
+		defer stop()
 		return run(ctx, rt, acts, *n, *reps)
 	}))
 }
