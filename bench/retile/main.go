@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
-	"github.com/tessera-amt/tessera/bench/internal/profile"
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/bench/internal/profile"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 )
