@@ -1,15 +1,11 @@
 package parcel
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,22 +29,6 @@ func newTCPPort(t *testing.T, id uint32, h Handler, configure func(*TCPConfig)) 
 	}
 	t.Cleanup(func() { closeAll(t, []Parcelport{p}) })
 	return p
-}
-
-// rawPeer dials port and completes the handshake as locality self; what
-// follows on the connection is up to the test.
-func rawPeer(t *testing.T, port *TCP, self uint32) net.Conn {
-	t.Helper()
-	c, err := net.Dial("tcp", port.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(hangLimit))
-	if err := dialHandshake(c, self, port.cfg.Locality, testSecret); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // waitClosed reads from c until the other end closes it.
@@ -91,116 +71,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestTCPRejectsWrongSecret(t *testing.T) {
-	var logs syncBuffer
-	rec := newRecorder()
-	port := newTCPPort(t, 0, rec, func(c *TCPConfig) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
-
-	// A client that does not know the secret and makes up its proof.
-	bad, err := net.Dial("tcp", port.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bad.Close()
-	bad.SetDeadline(time.Now().Add(hangLimit))
-	mine, _ := newHello(1)
-	mb := mine.marshal()
-	if _, err := bad.Write(mb); err != nil {
-		t.Fatal(err)
-	}
-	theirs := make([]byte, helloLen+sha256.Size)
-	if _, err := io.ReadFull(bad, theirs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bad.Write(handshakeMAC(otherSecret, "dial", mb, theirs[:helloLen])); err != nil {
-		t.Fatal(err)
-	}
-	if rest, _ := io.ReadAll(bad); len(rest) != 0 {
-		t.Fatalf("the port answered a bad proof with %q", rest)
-	}
-	waitFor(t, "a log line naming the client", func() bool { return strings.Contains(logs.String(), bad.LocalAddr().String()) })
-
-	// A client with another secret, which finds out itself.
-	other, err := net.Dial("tcp", port.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	other.SetDeadline(time.Now().Add(hangLimit))
-	if err := dialHandshake(other, 1, 0, otherSecret); !errors.Is(err, ErrHandshake) {
-		t.Fatalf("dialing with another secret: %v", err)
-	}
-	other.Close()
-	waitFor(t, "a log line naming the second client", func() bool { return strings.Contains(logs.String(), other.LocalAddr().String()) })
-	if !strings.Contains(logs.String(), "does not know the job secret") {
-		t.Errorf("the log does not say why:\n%s", logs.String())
-	}
-
-	// The port still serves good peers, even the locality the bad client
-	// claimed to be.
-	goodRec := newRecorder()
-	good := newTCPPort(t, 1, goodRec, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
-	defer cancel()
-	if err := good.Connect(ctx, 0, port.Addr()); err != nil {
-		t.Fatal(err)
-	}
-	if err := good.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Action: "hello"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := port.Send(ctx, &Parcel{Header: Header{Kind: KindReply, Dest: 1, Action: "hello back"}}); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitParcels(t, 1)
-	goodRec.waitParcels(t, 1)
-	if got := rec.received(); len(got) != 1 || got[0].Header.Action != "hello" || got[0].Header.Source != 1 {
-		t.Fatalf("port got %+v", got)
-	}
-	if d := rec.peerDowns(); len(d) != 0 {
-		t.Fatalf("a rejected client was reported down: %v", d[0].err)
-	}
-}
-
-func TestTCPOversizedFrame(t *testing.T) {
-	var logs syncBuffer
-	rec := newRecorder()
-	port := newTCPPort(t, 0, rec, func(c *TCPConfig) {
-		c.MaxFrame = 1 << 20
-		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	})
-	raw := rawPeer(t, port, 1)
-	var down peerDown
-	n := allocatedBy(func() {
-		if _, err := raw.Write(append(frameHead(1<<40, 10), make([]byte, 64)...)); err != nil {
-			t.Fatal(err)
-		}
-		down = rec.waitDown(t)
-	})
-	if down.peer != 1 || !errors.Is(down.err, ErrFrameTooLarge) || !errors.Is(down.err, ErrPeerDown) {
-		t.Fatalf("PeerDown(%d, %v), want locality 1 and an error wrapping ErrFrameTooLarge and ErrPeerDown", down.peer, down.err)
-	}
-	var pe *PeerError
-	if !errors.As(down.err, &pe) || pe.Locality != 1 {
-		t.Fatalf("PeerDown error %v does not name the peer", down.err)
-	}
-	if n > 16<<20 {
-		t.Fatalf("the port allocated %d bytes while refusing the frame", n)
-	}
-	waitClosed(t, raw)
-	if !strings.Contains(logs.String(), "oversized") {
-		t.Errorf("nothing logged about the frame:\n%s", logs.String())
-	}
-	if err := port.Send(context.Background(), &Parcel{Header: Header{Kind: KindCall, Dest: 1}}); !errors.Is(err, ErrPeerDown) {
-		t.Fatalf("Send to the lost peer: %v, want ErrPeerDown", err)
-	}
-	if d := rec.peerDowns(); len(d) != 1 {
-		t.Fatalf("PeerDown called %d times", len(d))
-	}
-}
-
 func TestTCPPeerClosesWithoutGoodbye(t *testing.T) {
 	rec := newRecorder()
 	port := newTCPPort(t, 0, rec, nil)
-	raw := rawPeer(t, port, 3)
+	raw := rawPeerAt(t, port.Addr(), 3, 0)
 	if _, err := raw.Write(appendFrame(t, nil, Header{Kind: KindCall, Source: 3, Dest: 0, Action: "last words"}, nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -214,104 +88,6 @@ func TestTCPPeerClosesWithoutGoodbye(t *testing.T) {
 	}
 	if err := port.Send(context.Background(), &Parcel{Header: Header{Kind: KindCall, Dest: 3}}); !errors.Is(err, ErrPeerDown) {
 		t.Fatalf("Send to the lost peer: %v, want ErrPeerDown", err)
-	}
-}
-
-func TestTCPSilentPeer(t *testing.T) {
-	rec := newRecorder()
-	port := newTCPPort(t, 0, rec, func(c *TCPConfig) {
-		c.HeartbeatInterval = 100 * time.Millisecond
-		c.HeartbeatTimeout = 300 * time.Millisecond
-	})
-	raw := rawPeer(t, port, 2)
-	// The peer listens but says nothing: it hears heartbeats, and is
-	// declared down all the same.
-	kinds := make(chan Kind, 100)
-	go func() {
-		fr := NewFrameReader(bufio.NewReader(raw), 0)
-		for {
-			p, err := fr.Next(nil)
-			if err != nil {
-				close(kinds)
-				return
-			}
-			kinds <- p.Header.Kind
-		}
-	}()
-	down := rec.waitDown(t)
-	if down.peer != 2 || !errors.Is(down.err, ErrPeerDown) || !strings.Contains(down.err.Error(), "silent") {
-		t.Fatalf("PeerDown(%d, %v), want locality 2 and ErrPeerDown for silence", down.peer, down.err)
-	}
-	heartbeats := 0
-	for k := range kinds {
-		if k != KindHeartbeat {
-			t.Fatalf("the port sent a %v parcel", k)
-		}
-		heartbeats++
-	}
-	if heartbeats == 0 {
-		t.Fatal("the port sent no heartbeat")
-	}
-}
-
-func TestTCPHeartbeatsKeepIdlePeersUp(t *testing.T) {
-	// Generous: heartbeats every 10-20ms, timeout a full second.
-	fast := func(c *TCPConfig) {
-		c.HeartbeatInterval = 20 * time.Millisecond
-		c.HeartbeatTimeout = time.Second
-	}
-	r0, r1 := newRecorder(), newRecorder()
-	p0 := newTCPPort(t, 0, r0, fast)
-	p1 := newTCPPort(t, 1, r1, fast)
-	ctx := context.Background()
-	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	for i, r := range []*recorder{r0, r1} {
-		if d := r.peerDowns(); len(d) != 0 {
-			t.Fatalf("locality %d: idle peer reported down: %v", i, d[0].err)
-		}
-	}
-	c := p0.Counters()
-	if len(c) != 1 || c[0].ParcelsSent != 0 || c[0].ParcelsReceived != 0 || c[0].BytesReceived == 0 {
-		t.Fatalf("counters %+v: heartbeats are bytes, not parcels", c)
-	}
-	if err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0}}); err != nil {
-		t.Fatal(err)
-	}
-	r0.waitParcels(t, 1)
-}
-
-func TestTCPCorruptFrames(t *testing.T) {
-	hdr := func(h Header) []byte { return encodeHeader(t, h) }
-	tests := map[string][]byte{
-		"garbage header":   append(frameHead(20, 20), bytes.Repeat([]byte{0xc1}, 20)...),
-		"other version":    frameWithHeader(hdr(Header{Version: HeaderVersion + 1, Kind: KindCall}), 0),
-		"unknown kind":     frameWithHeader(hdr(Header{Version: HeaderVersion, Kind: 42}), 0),
-		"chunks add up":    frameWithHeader(hdr(Header{Version: HeaderVersion, Kind: KindCall, Chunks: []uint64{4, 4}}), 9),
-		"header too long":  frameHead(100, 101),
-		"header of length": frameHead(100, 0),
-	}
-	for name, frame := range tests {
-		t.Run(name, func(t *testing.T) {
-			rec := newRecorder()
-			port := newTCPPort(t, 0, rec, nil)
-			raw := rawPeer(t, port, 1)
-			good := appendFrame(t, nil, Header{Kind: KindCall, Action: "good"}, chunksOf(3))
-			if _, err := raw.Write(append(append(good, frame...), good...)); err != nil {
-				t.Fatal(err)
-			}
-			down := rec.waitDown(t)
-			var fe *FrameError
-			if down.peer != 1 || !errors.Is(down.err, ErrPeerDown) || !errors.As(down.err, &fe) {
-				t.Fatalf("PeerDown(%d, %v), want locality 1 and a *FrameError wrapping ErrPeerDown", down.peer, down.err)
-			}
-			waitClosed(t, raw)
-			if got := rec.received(); len(got) != 1 {
-				t.Fatalf("got %d parcels, want only the one before the bad frame", len(got))
-			}
-		})
 	}
 }
 
@@ -548,7 +324,7 @@ func TestTCPSendersAnsweredWhenPeerDies(t *testing.T) {
 	const senders = 16
 	rec := newRecorder()
 	port := newTCPPort(t, 0, rec, func(c *TCPConfig) { c.QueueLen = 4 })
-	raw := rawPeer(t, port, 1)
+	raw := rawPeerAt(t, port.Addr(), 1, 0)
 	var failed atomic.Int32
 	var wg sync.WaitGroup
 	for g := range senders {
@@ -652,30 +428,6 @@ func TestDeadlineReader(t *testing.T) {
 	}
 }
 
-func TestTCPSendTooLarge(t *testing.T) {
-	limit := func(c *TCPConfig) { c.MaxFrame = 1 << 20 }
-	r0 := newRecorder()
-	p0 := newTCPPort(t, 0, r0, limit)
-	p1 := newTCPPort(t, 1, newRecorder(), limit)
-	ctx := context.Background()
-	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
-		t.Fatal(err)
-	}
-	// A chunk of exactly the limit leaves no room for the header.
-	err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0}, Chunks: [][]byte{make([]byte, 1<<20)}})
-	if !errors.Is(err, ErrFrameTooLarge) {
-		t.Fatalf("Send of a frame over the limit: %v, want ErrFrameTooLarge", err)
-	}
-	// Just under it is fine, and the connection is unharmed.
-	if err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0}, Chunks: [][]byte{make([]byte, 1<<20-200)}}); err != nil {
-		t.Fatal(err)
-	}
-	r0.waitParcels(t, 1)
-	if d := r0.peerDowns(); len(d) != 0 {
-		t.Fatal(d[0].err)
-	}
-}
-
 func TestTCPCloseCutsHandshakesShort(t *testing.T) {
 	port := newTCPPort(t, 0, newRecorder(), func(c *TCPConfig) { c.HandshakeTimeout = time.Hour })
 	c, err := net.Dial("tcp", port.Addr())
@@ -696,65 +448,6 @@ func TestTCPCloseCutsHandshakesShort(t *testing.T) {
 		t.Fatal("Close waits for a handshake that never ends")
 	}
 	waitClosed(t, c)
-}
-
-func TestTCPCloseWithPeerThatDoesNotRead(t *testing.T) {
-	rec := newRecorder()
-	port := newTCPPort(t, 0, rec, nil)
-	raw := rawPeer(t, port, 1)
-	// The peer is alive, its heartbeats say so, but it never reads: the
-	// port's writes block once the socket buffers fill.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		hb := appendFrame(t, nil, Header{Kind: KindHeartbeat, Source: 1}, nil)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			if _, err := raw.Write(hb); err != nil {
-				return
-			}
-		}
-	}()
-	sent := make(chan error, 1)
-	go func() {
-		sent <- port.Send(context.Background(), &Parcel{Header: Header{Kind: KindCall, Dest: 1}, Chunks: [][]byte{make([]byte, 64<<20)}})
-	}()
-	port.mu.Lock()
-	peer := port.peers[1]
-	port.mu.Unlock()
-	waitFor(t, "the write to start", func() bool {
-		if peer.wmu.TryLock() {
-			peer.unlock()
-			return false
-		}
-		return true
-	})
-	time.Sleep(50 * time.Millisecond) // not a bound: lets the socket buffers fill
-	if len(sent) != 0 {
-		t.Fatalf("64 MiB were written to a peer that does not read: %v", <-sent)
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- port.Close() }()
-	select {
-	case <-closed:
-	case <-time.After(hangLimit):
-		t.Fatal("Close hangs on a peer that does not read")
-	}
-	select {
-	case err := <-sent:
-		if err == nil {
-			t.Fatal("a send that could not be written succeeded")
-		}
-	case <-time.After(hangLimit):
-		t.Fatal("Send still blocked after Close")
-	}
-	if d := rec.peerDowns(); len(d) != 0 {
-		t.Fatalf("closing reported a loss: %v", d[0].err)
-	}
 }
 
 func TestTCPConfigValidation(t *testing.T) {

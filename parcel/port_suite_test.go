@@ -172,6 +172,7 @@ func TestPortRejectsWrongSecret(t *testing.T) {
 			t.Fatalf("dialing with another secret: %v", err)
 		}
 		other.Close()
+		waitFor(t, "a log line naming the second client", func() bool { return strings.Contains(logs.String(), other.LocalAddr().String()) })
 
 		// The port still serves a good peer, even the locality the bad
 		// client claimed to be, and decoded nothing from the others.
@@ -221,6 +222,9 @@ func TestPortOversizedFrame(t *testing.T) {
 		}
 		if err := port.Send(context.Background(), &Parcel{Header: Header{Kind: KindCall, Dest: 1}}); !errors.Is(err, ErrPeerDown) {
 			t.Fatalf("Send to the lost peer: %v, want ErrPeerDown", err)
+		}
+		if d := rec.peerDowns(); len(d) != 1 {
+			t.Fatalf("PeerDown called %d times", len(d))
 		}
 	})
 }
