@@ -183,3 +183,33 @@ func (l *links[P]) dialed(ctx context.Context, peer uint32, c net.Conn) error {
 	l.startPeer(p, c)
 	return nil
 }
+
+// admit records the peer that made it through (or is making it through)
+// the handshake on c as peer id, made by mk, unless the port is closed, id
+// is this locality, or id is connected already. Sends find it from then on.
+func (l *links[P]) admit(id uint32, c net.Conn, mk func() P) (P, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var none P
+	switch _, dup := l.peers[id]; {
+	case l.closed:
+		return none, ErrClosed
+	case id == l.locality:
+		return none, fmt.Errorf("locality %d connected to itself", id)
+	case dup:
+		return none, fmt.Errorf("locality %d is already connected", id)
+	}
+	p := mk()
+	l.peers[id] = p
+	delete(l.shaking, c) // Close says goodbye to it instead of cutting it
+	return p, nil
+}
+
+// forget removes p, admitted as peer id, if it is still there.
+func (l *links[P]) forget(id uint32, p P) {
+	l.mu.Lock()
+	if q, ok := l.peers[id]; ok && any(q) == any(p) {
+		delete(l.peers, id)
+	}
+	l.mu.Unlock()
+}

@@ -145,7 +145,7 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 func (t *NBIO) Addr() string { return t.cfg.Listener.Addr().String() }
 
 type nbioPeer struct {
-	id    uint32
+	peerState
 	port  *NBIO
 	conn  *nbio.Conn // set by start, under mu, before nbio has it
 	ctr   counters
@@ -164,14 +164,10 @@ type nbioPeer struct {
 	peak     atomic.Int64 // most bytes nbio held unsent after a write
 
 	lastRead, lastWrite atomic.Int64 // unix nanoseconds
-	gotBye, closing     atomic.Bool
 
-	downOnce sync.Once
-	down     chan struct{} // closed when the connection is gone
-	downErr  error         // why; set before down is closed
-	eof      chan struct{} // closed when the reader reaches the end of the stream
-	eofOnce  sync.Once
-	handed   chan struct{} // closed once start (or release) is done with p
+	eof     chan struct{} // closed when the reader reaches the end of the stream
+	eofOnce sync.Once
+	handed  chan struct{} // closed once start (or release) is done with p
 }
 
 // unsent is what nbio holds written but not sent.
@@ -187,37 +183,21 @@ func (t *NBIO) Connect(ctx context.Context, peer uint32, addr string) error {
 // handshake on c. Senders may find it from now on; they queue until start
 // hands the connection over, since the handshake may not be over yet.
 func (t *NBIO) reserve(id uint32, c net.Conn) (*nbioPeer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case t.closed:
-		return nil, ErrClosed
-	case id == t.cfg.Locality:
-		return nil, fmt.Errorf("locality %d connected to itself", id)
-	case t.peers[id] != nil:
-		return nil, fmt.Errorf("locality %d is already connected", id)
-	}
-	p := &nbioPeer{id: id, port: t, changed: make(chan struct{}), down: make(chan struct{}), eof: make(chan struct{}),
-		handed: make(chan struct{}), flushing: true, dec: newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)}
-	now := time.Now().UnixNano()
-	p.lastRead.Store(now)
-	p.lastWrite.Store(now)
-	t.peers[id] = p
-	delete(t.shaking, c) // Close says goodbye to it instead of cutting it
-	return p, nil
+	return t.admit(id, c, func() *nbioPeer {
+		p := &nbioPeer{port: t, changed: make(chan struct{}), eof: make(chan struct{}),
+			handed: make(chan struct{}), flushing: true, dec: newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)}
+		p.init(id)
+		now := time.Now().UnixNano()
+		p.lastRead.Store(now)
+		p.lastWrite.Store(now)
+		return p
+	})
 }
 
 // release forgets p, reserved by a handshake that failed afterwards.
 func (t *NBIO) release(p *nbioPeer, err error) {
-	t.mu.Lock()
-	if t.peers[p.id] == p {
-		delete(t.peers, p.id)
-	}
-	t.mu.Unlock()
-	p.downOnce.Do(func() {
-		p.downErr = &PeerError{p.id, "connect", err}
-		close(p.down)
-	})
+	t.forget(p.id, p)
+	p.abandon(err)
 	close(p.handed)
 }
 
@@ -274,40 +254,18 @@ func peerOf(c *nbio.Conn) *nbioPeer {
 	return p
 }
 
-// usable returns nil while parcels may be written to p.
-func (p *nbioPeer) usable() error {
-	select {
-	case <-p.down:
-		return p.downErr
-	default:
-	}
-	if p.closing.Load() || p.gotBye.Load() {
-		return &PeerError{p.id, "send", ErrClosed}
-	}
-	return nil
-}
-
 // fail marks p down with err once, closes the connection and, unless the
 // loss was expected, tells the handler. It must not be called with p.mu
 // held.
 func (t *NBIO) fail(p *nbioPeer, err error) {
-	p.downOnce.Do(func() {
-		expected := p.closing.Load() || p.gotBye.Load()
-		if expected {
-			err = &PeerError{p.id, "send", ErrClosed}
-		}
-		p.downErr = err
-		close(p.down)
+	p.markDown(err, func() {
 		p.mu.Lock()
 		c := p.conn
 		p.mu.Unlock()
 		if c != nil {
 			c.Close()
 		}
-		if !expected {
-			t.cfg.Handler.PeerDown(p.id, err)
-		}
-	})
+	}, t.cfg.Handler.PeerDown)
 }
 
 func (t *NBIO) writeFailed(p *nbioPeer, err error) error {
@@ -666,7 +624,7 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 		if n > 0 {
 			p.lastRead.Store(time.Now().UnixNano())
 			if ferr := p.dec.fed(n, direct, deliver); ferr != nil {
-				t.fail(p, &PeerError{p.id, "read", t.readError(p, ferr)})
+				t.fail(p, &PeerError{p.id, "read", p.readError(ferr, t.cfg.HeartbeatTimeout, t.cfg.Logger, t.cfg.Locality)})
 				return
 			}
 			continue
@@ -691,22 +649,9 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 				err = &FrameError{"frame", io.ErrUnexpectedEOF}
 			}
 		}
-		t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
+		t.fail(p, &PeerError{p.id, "read", p.readError(err, t.cfg.HeartbeatTimeout, t.cfg.Logger, t.cfg.Locality)})
 		return
 	}
-}
-
-// readError says why reading from p failed; see TCP.readError.
-func (t *NBIO) readError(p *nbioPeer, err error) error {
-	switch {
-	case p.gotBye.Load() || p.closing.Load():
-		return err // expected; fail replaces it
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: connection closed without goodbye (%v)", ErrPeerDown, err)
-	case errors.Is(err, ErrFrameTooLarge):
-		t.cfg.Logger.Error("parcel: refused oversized frame", "locality", t.cfg.Locality, "peer", p.id, "err", err)
-	}
-	return fmt.Errorf("%w: %w", ErrPeerDown, err)
 }
 
 // onClose is nbio's report that a connection is closed, by either side or
@@ -720,7 +665,7 @@ func (t *NBIO) onClose(c *nbio.Conn, err error) {
 	if err == nil {
 		err = io.EOF
 	}
-	t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
+	t.fail(p, &PeerError{p.id, "read", p.readError(err, t.cfg.HeartbeatTimeout, t.cfg.Logger, t.cfg.Locality)})
 }
 
 // heartbeats sends a heartbeat on every idle connection and declares down

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	goruntime "runtime"
@@ -113,7 +112,7 @@ func (t *TCP) Connect(ctx context.Context, peer uint32, addr string) error {
 }
 
 type tcpPeer struct {
-	id   uint32
+	peerState
 	conn net.Conn
 	// queue holds the requests of senders that found the connection busy;
 	// it is bounded, so senders block instead of buffering without limit.
@@ -128,13 +127,7 @@ type tcpPeer struct {
 	ctr   counters
 
 	lastWrite  atomic.Int64 // unix nanoseconds
-	gotBye     atomic.Bool  // the peer said goodbye: its EOF is no failure
-	closing    atomic.Bool  // we are closing: errors are expected
 	drainUntil atomic.Int64 // unix nanoseconds; once closing, the read deadline
-
-	downOnce sync.Once
-	down     chan struct{} // closed when the connection is gone
-	downErr  error         // why; set before down is closed
 
 	scratch []byte      // frame heads of a batch; guarded by wmu
 	iovs    net.Buffers // the writev of a batch: kept to reuse its array; guarded by wmu
@@ -152,42 +145,27 @@ type sendReq struct {
 
 var sendReqPool = sync.Pool{New: func() any { return &sendReq{done: make(chan error, 1)} }}
 
+// reserve admits the peer id that completed (or is completing) the
+// handshake on c. Nothing may be written on c before the handshake has
+// ended: the peer's write lock is held until start or release.
 func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case t.closed:
-		return nil, ErrClosed
-	case id == t.cfg.Locality:
-		return nil, fmt.Errorf("locality %d connected to itself", id)
-	case t.peers[id] != nil:
-		return nil, fmt.Errorf("locality %d is already connected", id)
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	p := &tcpPeer{id: id, conn: c, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1), down: make(chan struct{})}
-	p.lastWrite.Store(time.Now().UnixNano())
-	// Sends can find p from now on, but nothing may be written on c before
-	// the handshake has ended: start or release unlocks.
-	p.wmu.Lock()
-	t.peers[id] = p
-	delete(t.shaking, c) // Close says goodbye to it instead of cutting it
-	return p, nil
+	return t.admit(id, c, func() *tcpPeer {
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		p := &tcpPeer{conn: c, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1)}
+		p.init(id)
+		p.lastWrite.Store(time.Now().UnixNano())
+		p.wmu.Lock()
+		return p
+	})
 }
 
 // release forgets p, reserved by a handshake that failed afterwards. Sends
 // that found it fail with err.
 func (t *TCP) release(p *tcpPeer, err error) {
-	t.mu.Lock()
-	if t.peers[p.id] == p {
-		delete(t.peers, p.id)
-	}
-	t.mu.Unlock()
-	p.downOnce.Do(func() {
-		p.downErr = &PeerError{p.id, "connect", err}
-		close(p.down)
-	})
+	t.forget(p.id, p)
+	p.abandon(err)
 	// No writer was started; senders that queued requests see down and
 	// answer them themselves.
 	p.wmu.Unlock()
@@ -200,34 +178,10 @@ func (t *TCP) start(p *tcpPeer) {
 	p.unlock() // senders may have queued requests during the handshake
 }
 
-// usable returns nil while parcels may be written to p.
-func (p *tcpPeer) usable() error {
-	select {
-	case <-p.down:
-		return p.downErr
-	default:
-	}
-	if p.closing.Load() || p.gotBye.Load() {
-		return &PeerError{p.id, "send", ErrClosed}
-	}
-	return nil
-}
-
 // fail marks p down with err once; unless the loss was expected it tells the
 // handler.
 func (t *TCP) fail(p *tcpPeer, err error) {
-	p.downOnce.Do(func() {
-		expected := p.closing.Load() || p.gotBye.Load()
-		if expected {
-			err = &PeerError{p.id, "send", ErrClosed}
-		}
-		p.downErr = err
-		close(p.down)
-		p.conn.Close()
-		if !expected {
-			t.cfg.Handler.PeerDown(p.id, err)
-		}
-	})
+	p.markDown(err, func() { p.conn.Close() }, t.cfg.Handler.PeerDown)
 }
 
 // deadlineReader keeps a read deadline ahead of every read, so silence —
@@ -316,24 +270,7 @@ func (t *TCP) readLoop(p *tcpPeer) {
 			}
 		}
 	}
-	t.fail(p, &PeerError{p.id, "read", t.readError(p, err)})
-}
-
-// readError says why reading from p failed. Every cause wraps ErrPeerDown:
-// after it the connection is gone.
-func (t *TCP) readError(p *tcpPeer, err error) error {
-	var ne net.Error
-	switch {
-	case p.gotBye.Load() || p.closing.Load():
-		return err // expected; fail replaces it
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: connection closed without goodbye (%v)", ErrPeerDown, err)
-	case errors.As(err, &ne) && ne.Timeout():
-		return fmt.Errorf("%w: silent for %v (no heartbeat)", ErrPeerDown, t.cfg.HeartbeatTimeout)
-	case errors.Is(err, ErrFrameTooLarge):
-		t.cfg.Logger.Error("parcel: refused oversized frame", "locality", t.cfg.Locality, "peer", p.id, "err", err)
-	}
-	return fmt.Errorf("%w: %w", ErrPeerDown, err)
+	t.fail(p, &PeerError{p.id, "read", p.readError(err, t.cfg.HeartbeatTimeout, t.cfg.Logger, t.cfg.Locality)})
 }
 
 // writeFailed marks p down after a failed write and returns the error that

@@ -1,0 +1,86 @@
+package parcel
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// peerState is what both socket ports keep of a connected peer's life: who
+// it is, whether it said goodbye or this side is closing, and whether — and
+// why — its connection is down. A port's peer type embeds it.
+type peerState struct {
+	id      uint32
+	gotBye  atomic.Bool // the peer said goodbye: its EOF is no failure
+	closing atomic.Bool // we are closing: errors are expected
+
+	downOnce sync.Once
+	down     chan struct{} // closed when the connection is gone
+	downErr  error         // why; set before down is closed
+}
+
+func (s *peerState) init(id uint32) {
+	s.id = id
+	s.down = make(chan struct{})
+}
+
+// usable returns nil while parcels may be written to the peer.
+func (s *peerState) usable() error {
+	select {
+	case <-s.down:
+		return s.downErr
+	default:
+	}
+	if s.closing.Load() || s.gotBye.Load() {
+		return &PeerError{s.id, "send", ErrClosed}
+	}
+	return nil
+}
+
+// markDown marks the peer down with err once: it closes the connection
+// (closeConn) and, unless the loss was expected, reports it (report).
+func (s *peerState) markDown(err error, closeConn func(), report func(peer uint32, err error)) {
+	s.downOnce.Do(func() {
+		expected := s.closing.Load() || s.gotBye.Load()
+		if expected {
+			err = &PeerError{s.id, "send", ErrClosed}
+		}
+		s.downErr = err
+		close(s.down)
+		closeConn()
+		if !expected {
+			report(s.id, err)
+		}
+	})
+}
+
+// abandon marks down a peer whose handshake failed after it was reserved.
+func (s *peerState) abandon(err error) {
+	s.downOnce.Do(func() {
+		s.downErr = &PeerError{s.id, "connect", err}
+		close(s.down)
+	})
+}
+
+// readError says why reading from the peer failed. Every cause wraps
+// ErrPeerDown: after it the connection is gone. silence is the heartbeat
+// timeout that a read deadline stands for; an oversized frame is logged.
+func (s *peerState) readError(err error, silence time.Duration, logger *slog.Logger, locality uint32) error {
+	var ne net.Error
+	switch {
+	case s.gotBye.Load() || s.closing.Load():
+		return err // expected; markDown replaces it
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: connection closed without goodbye (%v)", ErrPeerDown, err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: silent for %v (no heartbeat)", ErrPeerDown, silence)
+	case errors.Is(err, ErrFrameTooLarge):
+		logger.Error("parcel: refused oversized frame", "locality", locality, "peer", s.id, "err", err)
+	}
+	return fmt.Errorf("%w: %w", ErrPeerDown, err)
+}
