@@ -194,17 +194,25 @@ func (t *TCP) fail(p *tcpPeer, err error) {
 // instead. Only the reader goroutine calls Read.
 type deadlineReader struct {
 	p     *tcpPeer
-	poll  *pollConn // nil: plain blocking reads
 	d     time.Duration
 	moved time.Time // when the deadline was last moved; zero before the first read
 	drain int64     // the drainUntil the deadline is set to, once closing
 }
 
+// over reports whether a read at now is past its deadline or the
+// connection is closing or down: what a reader that spins instead of
+// waiting in the poller must look at itself.
+func (r *deadlineReader) over(now time.Time) bool {
+	select {
+	case <-r.p.down:
+		return true
+	default:
+	}
+	return r.p.closing.Load() || now.Sub(r.moved) >= r.d+r.d/4
+}
+
 func (r *deadlineReader) Read(b []byte) (int, error) {
 	r.refresh()
-	if r.poll != nil {
-		return r.poll.read(r.p.conn, b)
-	}
 	return r.p.conn.Read(b)
 }
 
@@ -229,10 +237,9 @@ func (r *deadlineReader) refresh() {
 
 // readLoop is the reader goroutine of p: it reads frames until the
 // connection fails or closes and hands each parcel to the handler. It reads
-// the descriptor itself where it can (readRaw); in the poll progress mode,
-// or where there is no descriptor, through a FrameReader.
+// the descriptor itself where it can (readRaw), else through a FrameReader.
 func (t *TCP) readLoop(p *tcpPeer) {
-	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout, poll: newPollConn(p.conn, t.cfg.PollFor, &t.polling)}
+	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout}
 	deliver := func(pc *Parcel, wire int64) {
 		p.ctr.bytesRecv.Add(uint64(wire))
 		if pc.Header.Kind == KindHeartbeat {
@@ -248,8 +255,9 @@ func (t *TCP) readLoop(p *tcpPeer) {
 		t.cfg.Handler.Receive(pc)
 	}
 	var err error
-	if raw := rawConn(p.conn); raw != nil && dr.poll == nil {
-		err = readRaw(raw, dr, newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer), deliver)
+	if raw := rawConn(p.conn); raw != nil {
+		d := newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)
+		err = readRaw(raw, dr, d, newSpinner(t.cfg.PollFor, &t.polling), deliver)
 	} else {
 		br := bufio.NewReaderSize(dr, 64<<10)
 		fr := NewFrameReader(br, t.cfg.MaxFrame)

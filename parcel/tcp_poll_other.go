@@ -3,15 +3,12 @@
 package parcel
 
 import (
-	"net"
 	"sync/atomic"
 	"time"
 )
 
-// pollConn is not available here: reads block (TCPConfig.PollFor is
+// spinner is not available here: readers block (TCPConfig.PollFor is
 // ignored).
-type pollConn struct{}
+type spinner struct{}
 
-func newPollConn(net.Conn, time.Duration, *atomic.Int32) *pollConn { return nil }
-
-func (*pollConn) read(conn net.Conn, b []byte) (int, error) { return conn.Read(b) }
+func newSpinner(time.Duration, *atomic.Int32) *spinner { return nil }

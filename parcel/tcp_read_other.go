@@ -10,6 +10,6 @@ import (
 // rawConn gives no raw access here: readLoop reads through a FrameReader.
 func rawConn(net.Conn) syscall.RawConn { return nil }
 
-func readRaw(syscall.RawConn, *deadlineReader, *frameDecoder, func(*Parcel, int64)) error {
+func readRaw(syscall.RawConn, *deadlineReader, *frameDecoder, *spinner, func(*Parcel, int64)) error {
 	panic("parcel: readRaw without raw access")
 }

@@ -24,13 +24,14 @@ func rawConn(c net.Conn) syscall.RawConn {
 
 // readRaw reads frames from raw into d until the connection ends, calling
 // deliver for each, and returns why it ended. It reads the descriptor
-// itself, inside one RawConn.Read, and waits in Go's network poller only
-// when a read came back short: the socket had nothing more then, and a new
-// arrival wakes the poller. A plain Read would read once more first and
-// hear EAGAIN — one system call per message that this saves. Payloads are
-// read straight into the memory Handler.Buffer gives, as FrameReader does.
-// The read deadline (dr) and Close end the wait as they end a Read.
-func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, deliver func(*Parcel, int64)) error {
+// itself, inside one RawConn.Read, and when a read comes back short — the
+// socket had nothing more then — it waits: in Go's network poller, which a
+// new arrival wakes, or first by spinning (spin, the poll progress mode;
+// nil: block). A plain Read would read once more first and hear EAGAIN —
+// one system call per message that this saves. Payloads are read straight
+// into the memory Handler.Buffer gives, as FrameReader does. The read
+// deadline (dr) and Close end the wait as they end a Read.
+func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, spin *spinner, deliver func(*Parcel, int64)) error {
 	var rerr error
 	err := raw.Read(func(fd uintptr) bool {
 		for {
@@ -41,6 +42,9 @@ func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, deliver f
 			case err == syscall.EINTR:
 				continue
 			case err == syscall.EAGAIN:
+				if spin != nil && spin.await(fd, dr.over) {
+					continue
+				}
 				return false
 			case err != nil:
 				rerr = &net.OpError{Op: "read", Net: "tcp", Source: dr.p.conn.LocalAddr(), Addr: dr.p.conn.RemoteAddr(), Err: os.NewSyscallError("read", err)}
@@ -56,8 +60,11 @@ func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, deliver f
 				rerr = err
 				return true
 			}
-			if n < len(b) {
-				return false // drained: wait for the next arrival
+			if n < len(b) { // drained: wait for the next arrival
+				if spin != nil && spin.await(fd, dr.over) {
+					continue
+				}
+				return false
 			}
 		}
 	})
