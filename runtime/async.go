@@ -162,6 +162,9 @@ func spawnTask[R any](ctx context.Context, rt *Runtime, name string, fn func(ctx
 		run = func(tctx context.Context) {
 			wctx, cancel := context.WithCancelCause(tctx)
 			defer cancel(nil)
+			if t, ok := tctx.(*task); ok {
+				t.own = wctx.Done() // a wait with wctx is the task's own
+			}
 			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 			defer stop()
 			plain(wctx)

@@ -90,17 +90,16 @@ func (f *Future[T]) IsReady() bool { return f.ready.Load() }
 // the task's context, or derived from it), it gives the task's worker lane
 // back while it waits — or, when f is the result of a local task (Spawn, a
 // local Async) that has not started yet and ctx is the calling task's own
-// context, it runs that task at once on its own lane, as a worker would
-// once the lane was free, but without handing the lane over.
+// context (the one its function was given), it runs that task at once on
+// its own lane, as a worker would once the lane was free, but without
+// handing the lane over.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f.ready.Load() {
 		return f.val, f.err
 	}
 	t := taskOf(ctx)
-	if p := f.producer.Load(); p != nil && t != nil && ctx.Done() == t.Done() && t.helpWith(p) {
-		// t ran the producer itself (a wait that only the locality's end
-		// could cut short), which fulfilled f.
-		return f.val, f.err
+	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
+		return f.val, f.err // p, which t ran itself, fulfilled f
 	}
 	f.mu.Lock()
 	if f.ready.Load() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -316,4 +317,83 @@ func TestSpawnNamedNamesTheTask(t *testing.T) {
 	if !slices.Contains(names, "phase.solve") || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "TestSpawnNamedNamesTheTask.func2") }) {
 		t.Errorf("task names %q: want phase.solve and the plain task's function", names)
 	}
+}
+
+// A task that waits for a local task not started yet runs it itself, on its
+// own lane and goroutine, before tasks queued earlier; observers see the
+// waiter step aside and come back. Waiting with a context of its own, which
+// may end first, it gives the lane back instead, and the queue keeps its
+// order.
+func TestGetRunsTheTaskItWaitsFor(t *testing.T) {
+	ctx := testCtx(t)
+	rec := newRecorder()
+	rt := startOne(t, Config{Lanes: 1, Observer: rec})
+	type result struct {
+		order   []string
+		sameG   bool
+		yielded int
+	}
+	got, err := Spawn(ctx, rt, func(ctx context.Context) (result, error) {
+		var mu sync.Mutex
+		var order []string
+		note := func(s string) {
+			mu.Lock()
+			order = append(order, s)
+			mu.Unlock()
+		}
+		gid := goroutineID()
+		first := Spawn(ctx, rt, func(context.Context) (int, error) { note("first"); return 1, nil })
+		var sameG bool
+		second := Spawn(ctx, rt, func(context.Context) (int, error) { note("second"); sameG = goroutineID() == gid; return 2, nil })
+		rec.mu.Lock()
+		yields := rec.yields
+		rec.mu.Unlock()
+		if v, err := second.Get(ctx); err != nil || v != 2 {
+			return result{}, fmt.Errorf("second: %v %v", v, err)
+		}
+		rec.mu.Lock()
+		yielded := rec.yields - yields
+		rec.mu.Unlock()
+		// With a context that can end on its own, the waiter blocks: the
+		// lane goes to the queue's head, first.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		third := Spawn(ctx, rt, func(context.Context) (int, error) { note("third"); return 3, nil })
+		if _, err := third.Get(wctx); err != nil {
+			return result{}, err
+		}
+		if _, err := first.Get(ctx); err != nil {
+			return result{}, err
+		}
+		return result{order: order, sameG: sameG, yielded: yielded}, nil
+	}).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"second", "first", "third"}; !slices.Equal(got.order, want) {
+		t.Errorf("tasks ran in the order %q, want %q", got.order, want)
+	}
+	if !got.sameG {
+		t.Error("the awaited task ran on another goroutine than its waiter")
+	}
+	if got.yielded != 1 {
+		t.Errorf("the waiter stepped aside %d times while the awaited task ran, want 1", got.yielded)
+	}
+	rt.Finalize(ctx)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.maxRunning != 1 || rec.yields != rec.resumes {
+		t.Errorf("at most %d tasks at once on one lane; yields %d, resumes %d", rec.maxRunning, rec.yields, rec.resumes)
+	}
+}
+
+// goroutineID returns the calling goroutine's id, from its stack header.
+func goroutineID() string {
+	b := make([]byte, 64)
+	b = b[:goruntime.Stack(b, false)]
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }

@@ -49,11 +49,19 @@ type task struct {
 	fn     func(ctx context.Context)
 	drop   func(err error) // fails the task's result when it will never run
 	lane   int
+	// own is the Done channel of the context the task's function runs
+	// with, when that is not the task itself (Spawn under a context that
+	// can end on its own); set by the task's goroutine before fn runs.
+	own <-chan struct{}
 
 	// claimed is set by whoever runs (or drops) the task: the worker that
 	// takes it off the queue, or a task that waits for its result and runs
 	// it itself (see Future.Get). Only the claimer touches fn and drop.
 	claimed atomic.Bool
+	// inQueue is set while the task counts in scheduler.queued; whoever
+	// clears it — the worker that takes it off the queue, or a task that
+	// claims it there — takes it out of the count.
+	inQueue atomic.Bool
 }
 
 type taskKey struct{}
@@ -142,7 +150,7 @@ type scheduler struct {
 	spawned  atomic.Uint64
 	executed atomic.Uint64
 	yields   atomic.Uint64
-	queued   atomic.Int64 // len(queue), readable without the lock
+	queued   atomic.Int64 // tasks waiting in queue that nobody claimed, readable without the lock
 
 	// names caches the names of local tasks' functions for observers:
 	// FuncForPC costs a search per call. Read without a lock; replaced,
@@ -219,6 +227,7 @@ func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc u
 		s.startLocked(work{t, lane})
 		return t
 	}
+	t.inQueue.Store(true)
 	s.queue.push(t)
 	s.queued.Add(1)
 	s.mu.Unlock()
@@ -259,7 +268,9 @@ func (s *scheduler) pass(lane int) *task {
 		return nil
 	}
 	for t := s.queue.pop(); t != nil; t = s.queue.pop() {
-		s.queued.Add(-1)
+		if t.inQueue.CompareAndSwap(true, false) {
+			s.queued.Add(-1)
+		}
 		if !t.claimed.Load() { // else a waiter ran it already
 			s.mu.Unlock()
 			return t
@@ -354,15 +365,24 @@ func (s *scheduler) runClaimed(t *task, lane int) int {
 	return t.lane
 }
 
-// helpWith runs p, a task whose result t waits for, on t's own lane if p
-// has not started yet: what a worker would do once t gave its lane back,
-// without the hand-off. t steps aside for it like a task that blocks. It
-// reports whether it ran p.
-func (t *task) helpWith(p *task) bool {
+// helpWith runs p, a task whose result t waits for with a context whose
+// Done is done, on t's own lane if p has not started yet: what a worker
+// would do once t gave its lane back, without the hand-off. t steps aside
+// for it like a task that blocks. It reports whether it ran p. It runs p
+// only when t waits with its own context — the task's, or the one its
+// function was given — which ends only with t itself: a wait that may end
+// before p does must stay free to return.
+func (t *task) helpWith(p *task, done <-chan struct{}) bool {
+	if done != t.Done() && (t.own == nil || done != t.own) {
+		return false
+	}
 	if p.s != t.s || t.lane < 0 || !p.claimed.CompareAndSwap(false, true) {
 		return false
 	}
 	s := t.s
+	if p.inQueue.CompareAndSwap(true, false) {
+		s.queued.Add(-1)
+	}
 	o := s.observer
 	if o != nil {
 		o.TaskYield(t.info())
