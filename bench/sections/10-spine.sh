@@ -443,19 +443,18 @@ section: the copy into its cache of what the socket does not take at
 once, and its poller's wait for the processor). Open MPI polls while it
 waits, like its round trip: when other work takes the cores, its figures
 fall to a fraction of its quiet ones (below 1 GB/s against about
-3.2 GB/s mirrored and 4.2 GB/s plain), and the ratios above then favour
-Tessera for that reason alone. In the quiet rounds the blocking mode ran
-at 1.04 of the mirrored stream and 0.78 of the plain one (medians of 12
-rounds), which does not meet 0.8.
+3.4 GB/s mirrored and 4.2 GB/s plain), and the ratios above then favour
+Tessera for that reason alone. In 32 quiet rounds the blocking mode ran
+at 0.97 of the mirrored stream and 0.79 of the plain one (medians of the
+per-round ratios): against the plain stream, 0.8 is not met.
 
 #### Why Open MPI's plain stream is faster than Go's
 
-Measured by hand, not by this script, in the quiet rounds described
-above (medians of the per-round ratios; GB/s medians in parentheses):
-Open MPI's plain stream 4.17 GB/s (12 rounds, 3.0 to 5.2), its mirrored
-stream 3.22, the blocking mode 3.32 and the raw Go stream 3.23; the raw Go
-stream ran at 0.74 of the plain Open MPI stream. What makes the
-difference is not:
+Measured by hand, not by this script, in quiet rounds as described above
+(medians; ratios are medians of the per-round ratios). In 32 rounds Open
+MPI's plain stream ran at 4.20 GB/s, its mirrored stream at 3.37 and the
+blocking mode at 3.22; in 11 rounds a raw Go stream at 3.23, and in 5 at
+0.74 of the plain Open MPI stream. What makes the difference is not:
 
 - Socket buffers. Open MPI 4.1 leaves their sizes to the kernel, as Go
   does (\`btl_tcp_sndbuf\` and \`btl_tcp_rcvbuf\` are 0; \`strace\` of a
@@ -474,20 +473,26 @@ difference is not:
 
 It is the congestion control. This machine's default is bbr
 (\`net.ipv4.tcp_congestion_control\`), which paces the sender; the qdisc
-of \`lo\` is noqueue, so TCP paces by itself. With the connection set to
-reno or cubic (\`setsockopt(TCP_CONGESTION)\`; reno is always allowed,
-cubic needs \`CAP_NET_ADMIN\` where it is not in
-\`net.ipv4.tcp_allowed_congestion_control\`) the raw Go stream ran at
-1.56 (reno, 9 rounds) and 1.37 (cubic, 16 rounds) of its speed under bbr,
-and Tessera's tcp parcelport, built with every connection set so, at 1.58
-(reno, 11 rounds, 4.81 GB/s) and 1.34 (cubic, 11 rounds) of the same
-build without it; with reno, at 1.08 of Open MPI's plain stream (4
-rounds). The parcelport does not set it yet. The kernel's counters
-(\`nstat\`, system-wide, over a raw run of 272 blocks, twice each) show
-a difference on the receiving side: under bbr 14,649 and 15,671 segments
-were coalesced into the socket's backlog — they arrived while the reader
-held the socket — against 253 and 684 under reno. Why Open MPI's plain
-stream does well under bbr while Go's does not is left open.
+of \`lo\` is noqueue, so TCP paces by itself. A connection can choose
+another (\`setsockopt(TCP_CONGESTION)\`; reno is always allowed, cubic
+needs \`CAP_NET_ADMIN\` where it is not in
+\`net.ipv4.tcp_allowed_congestion_control\`). Tessera's tcp parcelport
+does not choose one; built with every connection set to reno or cubic, it
+ran at 1.43 (reno, 4.64 GB/s) and 1.40 (cubic, 4.79 GB/s) of the same
+program without (32 rounds), at 1.11 and 1.14 of Open MPI's plain stream.
+The raw Go stream gained as much: 1.56 with reno (9 rounds), 1.37 with
+cubic (16 rounds); \`-congestion\` sets it (below). Open MPI gains too
+when its connections are set the same way (by a \`setsockopt\` wrapper
+preloaded into its ranks): its plain stream 1.24, its mirrored one 1.53
+with reno (32 rounds). With the same congestion control on both sides,
+Tessera ran at 0.89 of the plain stream and 0.90 of the mirrored one with
+reno (32 rounds), and at 0.89 and 0.97 with cubic (16 rounds). The
+kernel's counters (\`nstat\`, system-wide, over a raw run of 272 blocks,
+twice each) show a difference on the receiving side: under bbr 14,649 and
+15,671 segments were coalesced into the socket's backlog — they arrived
+while the reader held the socket — against 253 and 684 under reno. Why
+Open MPI's plain stream does better under bbr than its mirrored one and
+Go's stream is left open.
 
     # the raw baseline with another congestion control on its connection
     pingpong -mode raw -test bw -bw-n $BW_N -bw-warmup $BW_WARM -congestion reno
