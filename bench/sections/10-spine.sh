@@ -4,8 +4,8 @@
 # against Open MPI, the payload throughput of the best mode (blocking,
 # polling or nbio) against an Open MPI stream, local tasks against
 # goroutines, AGAS calls and migration, and the collectives against Open
-# MPI over TCP, blocking and polling. Run by bench/run.sh (see there for the protocol); uses
-# bench/lib.sh.
+# MPI over TCP, blocking and polling. Run by bench/run.sh (see there for
+# the protocol); uses bench/lib.sh.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
