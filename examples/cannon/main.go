@@ -8,9 +8,9 @@
 // product alone, from a barrier before it to a barrier after every
 // locality has its tile of C). With --repeat K it multiplies K times in
 // the same job and reports the best; the RESULT line also lists every
-// product's time (times=t1,t2,...). With --check, locality 0 gathers A, B and C and compares
-// C with one gonum product of the whole matrices (the largest relative
-// difference is printed; above 1e-12 the program fails).
+// product's time (times=t1,t2,...). With --check, locality 0 gathers A, B
+// and C and compares C with one gonum product of the whole matrices (the
+// largest relative difference is printed; above 1e-12 the program fails).
 //
 //	tessera run -n 4 cannon -n 2048
 //	tessera run -n 3 cannon -n 500 --check   # SUMMA on a 3 x 1 grid
