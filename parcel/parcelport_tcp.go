@@ -36,6 +36,14 @@ type TCPConfig struct {
 	// price of a busy core while it polls. 0: the reader blocks at once
 	// (the default).
 	PollFor time.Duration
+
+	// Congestion, if set, is the TCP congestion control of the port's
+	// connections (Linux's TCP_CONGESTION: "reno" is always allowed,
+	// others as net.ipv4.tcp_allowed_congestion_control says); "" keeps
+	// the system's default. Bulk transfers between localities on one
+	// host or in one cluster can gain from a loss-based one over a pacing
+	// one such as bbr: see docs/benchmarks.md.
+	Congestion string
 }
 
 func (c *TCPConfig) validate() error {
@@ -89,6 +97,12 @@ type TCP struct {
 func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Congestion != "" {
+		// Connections accepted later inherit it from the listener.
+		if err := setCongestion(cfg.Listener, cfg.Congestion); err != nil {
+			return nil, err
+		}
 	}
 	t := &TCP{cfg: cfg}
 	t.links = links[*tcpPeer]{
@@ -149,6 +163,11 @@ var sendReqPool = sync.Pool{New: func() any { return &sendReq{done: make(chan er
 // handshake on c. Nothing may be written on c before the handshake has
 // ended: the peer's write lock is held until start or release.
 func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
+	if t.cfg.Congestion != "" {
+		if err := setCongestion(c, t.cfg.Congestion); err != nil {
+			return nil, err
+		}
+	}
 	return t.admit(id, c, func() *tcpPeer {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)

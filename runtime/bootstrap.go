@@ -20,6 +20,8 @@ import (
 //	TESSERA_LISTEN_HOST                       host to listen on
 //	TESSERA_SECRET                            the job secret, hex
 //	TESSERA_PARCELPORT                        tcp (default) or nbio
+//	TESSERA_PROGRESS                          block (default) or poll
+//	TESSERA_TCP_CONGESTION                    the tcp parcelport's TCP congestion control
 //
 // Under slurm (srun), from slurm's own variables: SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_NODELIST (or SLURM_NODELIST) in

@@ -40,6 +40,10 @@ type Config struct {
 	// Progress is how the locality waits for messages: blocking or
 	// busy-polling (progress.go); zero: TESSERA_PROGRESS, else blocking.
 	Progress Progress
+	// TCPCongestion is the TCP congestion control of the tcp parcelport's
+	// connections (parcel.TCPConfig.Congestion); "": TESSERA_TCP_CONGESTION,
+	// else the system's default.
+	TCPCongestion string
 
 	Registry *Registry    // the actions; nil: none
 	Lanes    int          // worker lanes; 0: GOMAXPROCS
@@ -149,6 +153,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := cfg.loadProgress(os.Getenv); err != nil {
 		return nil, err
 	}
+	if cfg.TCPCongestion == "" {
+		cfg.TCPCongestion = os.Getenv("TESSERA_TCP_CONGESTION")
+	}
 	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger,
 		pending: make(map[uint64]*pendingCall)}
 	rt.log = rt.log.With("locality", rt.here)
@@ -219,6 +226,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
 		Logger:            rt.cfg.Logger,
 		PollFor:           rt.cfg.Progress.pollFor(),
+		Congestion:        rt.cfg.TCPCongestion,
 	})
 	if err != nil {
 		ln.Close()

@@ -37,6 +37,12 @@ Flags of run:
               poller (the default), or busy-poll as MPI does, which saves
               the wake-up per message but keeps a core busy while waiting
               (sets TESSERA_PROGRESS; tcp parcelport only)
+  --tcp-congestion NAME
+              the TCP congestion control of the localities' connections,
+              such as reno (always allowed) or cubic; the default is the
+              system's. On a host whose default is bbr, reno streams large
+              payloads faster (sets TESSERA_TCP_CONGESTION; tcp parcelport
+              only)
   --metrics-addr HOST:PORT
               each locality serves its Prometheus metrics over HTTP:
               locality i at HOST:PORT+i/metrics (port 0: ports of the

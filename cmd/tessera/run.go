@@ -54,6 +54,11 @@ type runOptions struct {
 	// as TESSERA_PROGRESS; "" leaves it as it is.
 	Progress string
 
+	// TCPCongestion, from --tcp-congestion: the TCP congestion control of
+	// the tcp parcelport's connections, passed to the localities as
+	// TESSERA_TCP_CONGESTION; "" leaves it as it is.
+	TCPCongestion string
+
 	// MetricsAddr, from --metrics-addr: host:port passed to the localities
 	// as TESSERA_METRICS_ADDR; locality i serves /metrics on port+i.
 	// "" leaves it as it is.
@@ -64,7 +69,8 @@ type runOptions struct {
 func (o *runOptions) traceEnv() map[string]string {
 	env := map[string]string{}
 	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile,
-		"TESSERA_PARCELPORT": o.Parcelport, "TESSERA_METRICS_ADDR": o.MetricsAddr, "TESSERA_PROGRESS": o.Progress} {
+		"TESSERA_PARCELPORT": o.Parcelport, "TESSERA_METRICS_ADDR": o.MetricsAddr, "TESSERA_PROGRESS": o.Progress,
+		"TESSERA_TCP_CONGESTION": o.TCPCongestion} {
 		if v != "" {
 			env[k] = v
 		}
@@ -148,10 +154,11 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	port := fs.String("parcelport", "", "the localities' parcelport: tcp (default) or nbio")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics: locality i at host:port+i/metrics")
 	progress := fs.String("progress", "", "how the localities wait for messages: block (default) or poll (busy-poll; keeps a core busy while waiting)")
+	congestion := fs.String("tcp-congestion", "", "TCP congestion control of the tcp parcelport's connections, e.g. reno (default: the system's)")
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr, Progress: *progress}
+	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr, Progress: *progress, TCPCongestion: *congestion}
 	if opts.TraceDir != "" {
 		abs, err := filepath.Abs(opts.TraceDir)
 		if err != nil {
@@ -164,7 +171,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--progress block|poll] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--progress block|poll] [--tcp-congestion NAME] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil

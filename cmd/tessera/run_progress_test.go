@@ -33,3 +33,19 @@ func TestParseRunProgress(t *testing.T) {
 		t.Errorf("tessera run --progress spin: %v, stderr %q", err, stderr.String())
 	}
 }
+
+func TestParseRunTCPCongestion(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	opts, err := parseRunArgs([]string{"-n", "2", "--tcp-congestion", "reno", "prog"}, &stderr)
+	if err != nil {
+		t.Fatalf("tessera run --tcp-congestion reno: %v\n%s", err, stderr.String())
+	}
+	if got := opts.traceEnv()["TESSERA_TCP_CONGESTION"]; got != "reno" {
+		t.Errorf("tessera run --tcp-congestion reno sets TESSERA_TCP_CONGESTION=%q", got)
+	}
+	opts, _ = parseRunArgs([]string{"-n", "2", "prog"}, &stderr)
+	if got, set := opts.traceEnv()["TESSERA_TCP_CONGESTION"]; set {
+		t.Errorf("tessera run without --tcp-congestion sets TESSERA_TCP_CONGESTION=%q", got)
+	}
+}
