@@ -477,22 +477,23 @@ of \`lo\` is noqueue, so TCP paces by itself. A connection can choose
 another (\`setsockopt(TCP_CONGESTION)\`; reno is always allowed, cubic
 needs \`CAP_NET_ADMIN\` where it is not in
 \`net.ipv4.tcp_allowed_congestion_control\`). Tessera's tcp parcelport
-does not choose one; built with every connection set to reno or cubic, it
-ran at 1.43 (reno, 4.64 GB/s) and 1.40 (cubic, 4.79 GB/s) of the same
-program without (32 rounds), at 1.11 and 1.14 of Open MPI's plain stream.
-The raw Go stream gained as much: 1.56 with reno (9 rounds), 1.37 with
-cubic (16 rounds); \`-congestion\` sets it (below). Open MPI gains too
-when its connections are set the same way (by a \`setsockopt\` wrapper
-preloaded into its ranks): its plain stream 1.24, its mirrored one 1.53
-with reno (32 rounds). With the same congestion control on both sides,
-Tessera ran at 0.89 of the plain stream and 0.90 of the mirrored one with
-reno (32 rounds), and at 0.89 and 0.97 with cubic (16 rounds). The
-kernel's counters (\`nstat\`, system-wide, over a raw run of 272 blocks,
-twice each) show a difference on the receiving side: under bbr 14,649 and
-15,671 segments were coalesced into the socket's backlog — they arrived
-while the reader held the socket — against 253 and 684 under reno. Why
-Open MPI's plain stream does better under bbr than its mirrored one and
-Go's stream is left open.
+does not choose one. Built with every connection (and the listener, whose
+connections inherit it) set to reno or cubic, it ran at 1.73 (reno,
+5.33 GB/s) and 1.74 (cubic, 5.35 GB/s) of the same build without (24
+rounds), at 1.32 and 1.33 of Open MPI's plain stream, where that build
+without ran at 0.76. The raw Go stream gains alike: 1.56 with reno (9
+rounds), 1.37 with cubic (16 rounds); \`-congestion\` sets it (below).
+So does Open MPI when its connections are set the same way (by a
+\`setsockopt\` wrapper preloaded into its ranks): its plain stream 1.24,
+its mirrored one 1.53 with reno (32 rounds). With the same congestion
+control on both sides, that build of Tessera ran at 1.04 of Open MPI's
+plain stream and 1.14 of its mirrored one with reno, and at 1.06 and 1.18
+with cubic (13 rounds). The kernel's counters (\`nstat\`, system-wide,
+over a raw run of 272 blocks, twice each) show a difference on the
+receiving side: under bbr 14,649 and 15,671 segments were coalesced into
+the socket's backlog — they arrived while the reader held the socket —
+against 253 and 684 under reno. Why Open MPI's plain stream does better
+under bbr than its mirrored one and Go's stream is left open.
 
     # the raw baseline with another congestion control on its connection
     pingpong -mode raw -test bw -bw-n $BW_N -bw-warmup $BW_WARM -congestion reno
