@@ -118,8 +118,10 @@ second with $WINDOW calls in flight. From 2000 calls (small) down to 8
 $(sweep_rows)
 
 How the ports differ: tcp writes each parcel (or a batch of parcels
-queued while the connection was busy) with one writev from the sender's
-goroutine, and a reader goroutine per peer blocks in read. nbio has one
+queued while the connection was busy) from the sender's goroutine, with
+one write when the payloads come to 4 KiB or less (copied next to their
+headers) and one writev otherwise; a reader goroutine per peer reads the
+socket and waits in Go's network poller once the socket is drained. nbio has one
 poller goroutine per locality that waits in epoll_wait and reads every
 connection; its writes never block — what the socket does not take nbio
 copies into a cache — so the nbio port holds senders back once nbio keeps
