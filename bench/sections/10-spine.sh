@@ -391,29 +391,41 @@ meet the 1.2 target.
     mpirun ${MPIRUN_FLAGS[*]} -np 2 ./mpi_stream ${MPI_BW_ARGS[*]}
 
 Where the round trip goes (measured by hand, not by this script:
-\`perf stat -e task-clock,context-switches\` around a whole job of 50,000
+\`perf stat -e task-clock,context-switches\` around whole jobs of 50,000
 round trips, GOMAXPROCS=1 per locality as \`tessera run -n 2\` sets it on
-2 cores, at a quiet moment of the machine). Blocking, the two Tessera
-localities spent 1.69 s of CPU (about 16.5 µs per round trip and side)
-against 0.92 s for the raw ping-pong (9 µs), with 1.5 context switches per
-round trip and side against 1.3, at 28.3 µs against 15.3 µs per round
-trip. Polling, they spent as much CPU (1.68 s; 1.9 cores busy instead of
-1.15) but switched context 3,700 times in all instead of 153,000, and the
-round trip fell to 16.6 µs; Open MPI took 12.1-12.5 µs in the same
-minutes. What the runtime adds per round trip and side, in both modes: the
-reader goroutine decodes the frame (msgp header), hands a call to a task on
-a worker goroutine (a goroutine switch the raw program does not make) and a
-reply to the waiting task (another), and about 12 allocations per side
-(24 per round trip: \`BenchmarkRoundTripTCP\` in \`runtime/\`, down from
-30 by reusing the writev vector per connection and a parked worker's
-channel). Since the parcel woke them, the reader lets those goroutines run
-before it reads the socket again, so the reply is written before the
-reader's next (empty) read rather than after it: in 10 alternating runs of
-8,000 round trips at the same load, the blocking median fell from 38.4 to
-33.0 µs with that change alone. Polling, the reader asks the socket with
-\`ppoll\` before it reads: a \`read\` that finds nothing takes the
-socket's lock, which the arriving data then waits for (the kernel's
-spin-lock slow path fell from 4.6 % to 1.9 % of the samples).
+2 cores, at a quiet moment; \`pingpong -cpuprofile\` for the split).
+Blocking, the two Tessera localities spent 26.6 µs of CPU per round trip
+(the slope between jobs of 1,000 and 50,000; 13.3 µs a side) against
+16.6 µs for the raw ping-pong (8.3 a side), with 2.9 context switches per
+round trip against 2.5, at 24.4-25.6 µs against 14.4-15.7 µs per round
+trip (three alternating pairs). Of a Tessera side, the system calls take
+about as long as the raw program's: the write of the frame 4.5-5 µs (it
+carries the loopback delivery and the wake-up of the peer), the
+\`epoll_wait\` that returns with it about 2 µs, the read 1 µs. The rest,
+about 5 µs against 2, is the runtime: decoding the frame (msgp header),
+about 11 allocations, and the hand-offs between goroutines — the reader
+gives a call to a task on a worker goroutine and a reply to the task
+waiting for it, two goroutine switches and parks that the one-goroutine
+raw program does not make.
+
+What changed the round trip this time, each measured in alternating runs:
+the reader reads the socket's descriptor itself and, after a read that came
+back short, waits in the poller instead of reading again to hear
+\`EAGAIN\` (\`strace -c -f\` of a job of 22,000 round trips: 44,050 reads,
+8 of them empty, against 87,564 with 43,520 empty before); a frame whose
+payload is 4 KiB or less goes out with one \`write\` of a copied buffer
+instead of a \`writev\`. Together with the collective changes (next
+section) they took the CPU of a round trip from about 33 µs to 27 µs.
+What is left is mostly the hand-off of each call to a worker goroutine: an
+experiment that ran each call on the reader goroutine itself (not kept: a
+call that blocks there would stall its connection; only actions declared
+never to block, as HPX's direct actions, could run so) used 9 % less CPU
+per round trip (35.2 against 31.9 µs, medians of 8 alternating jobs of
+20,000 round trips, other work on the machine), while the round trip
+itself moved within the noise (29.2 against 28.7 µs). Polling, the reader
+asks the socket with \`ppoll\` before it reads: a \`read\` that finds nothing
+takes the socket's lock, which the arriving data then waits for (the
+kernel's spin-lock slow path fell from 4.6 % to 1.9 % of the samples).
 
 ### Payload throughput
 
@@ -578,29 +590,35 @@ only (no shared memory), 4 ranks on the same 2 cores. $mpi_note
     mpirun ${MPIRUN_FLAGS[*]} -np 4 ./allreduce ${MPI_ARGS[*]}
 
 Where the one-double AllReduce goes (measured by hand, not by this script:
-\`perf stat -e task-clock,context-switches\` around whole jobs of 4,500
-operations, at a quiet moment of the machine). Blocking, the 4 localities
-spent 1.22 s of CPU, of which 46 ms are start and end: about 260 µs of CPU
-per operation, 65 µs per locality for its 2 sends, 2 receives and the
-operation's task, while an operation took 160 µs with 1.6 of the 2 cores
-busy. The operation is bound by CPU on this machine: each message costs a
-locality about what a side of the round trip costs (a wake-up in the
-kernel, the reader's decoding and hand-off to the waiting task, the
-write), and 4 localities share 2 cores. Open MPI spent about 140 µs of CPU
-per operation (35 µs per rank) at 62 µs per operation in the same minutes.
-At quiet moments Open MPI's one-double AllReduce took 38-62 µs, and
-Tessera's 117-160 µs blocking and 82-106 µs polling in the same minutes
-(ratios of 2 to 3, the 1.5 target not met); when other work keeps the
-cores busy Open MPI's polling loses more than Tessera's blocking, and the
-ratio in the table above can fall below 1.5 for that reason alone.
+\`perf stat -e task-clock,context-switches\` around whole jobs of 500 and
+4,500 operations, at a quiet moment of the machine). Blocking, the 4
+localities spent 112 µs of CPU per operation (the slope between the two
+jobs): 28 µs per locality for its 2 sends, 2 receives and the operation,
+with 2.6 context switches each, while an operation took 76 µs; Open MPI
+took 48 µs in the same minutes (a ratio of 1.58). The operation is bound by
+CPU on this machine: each message costs a locality about what a side of
+the round trip costs (the write, which carries the peer's wake-up; the
+poller's wake-up and the read; decoding and handing the message to the
+waiting operation), and 4 localities share 2 cores. Before this round of
+work the same measurement gave 260 µs of CPU and 160 µs per operation. Two
+changes did most of it: an operation now runs on the task that waits for
+it (a task that waits for a local task not started yet runs it itself on
+its own lane, instead of handing the lane to a worker goroutine and
+parking), and a wait for a message no longer arms a timer of its own for
+the mismatch probe (one watchdog per locality ticks instead). In one
+process over the in-process parcelport, which leaves only the runtime's
+own work, \`BenchmarkAllReduce/8B/doubling\` in \`runtime/\` went from
+about 52 to 25 µs per operation of 4 localities, and from 111 to 92
+allocations. When other work keeps the cores busy Open MPI's polling
+loses more than Tessera's blocking, and the ratio in the table above
+moves with it.
 Polling does not help Tessera here: a locality that spins takes a core
 from one that has a message to handle. The poll mode notices that — a
 \`sched_yield\` that gives the core away for 20 µs or more — and then
-blocks, so that it ends up about as fast as blocking; before it did, a
-polling AllReduce on 4 localities took about 1.5 ms. What is left to do
-is less CPU per message: fewer allocations, no
-separate task per operation when its caller waits for it at once, and
-header decoding without copying the action name.
+blocks; spinning on instead, as Open MPI does, made a polling AllReduce on
+4 localities take 1.4 ms (an experiment, not kept): each locality has a
+reader per connection, so 12 readers spin on 2 cores, where Open MPI has
+one progress loop per rank.
 
 | Measurement | Repetition | Tessera µs | Open MPI µs | Ratio |
 |---|---|---|---|---|
