@@ -706,3 +706,23 @@ func TestFrameDecoderPieces(t *testing.T) {
 		}
 	}
 }
+
+// peerStateOf returns what port keeps of peer id's life, or nil while id
+// is not connected.
+func peerStateOf(port Parcelport, id uint32) *peerState {
+	switch p := port.(type) {
+	case *TCP:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if q := p.peers[id]; q != nil {
+			return &q.peerState
+		}
+	case *NBIO:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if q := p.peers[id]; q != nil {
+			return &q.peerState
+		}
+	}
+	return nil
+}

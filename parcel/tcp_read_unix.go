@@ -28,7 +28,10 @@ func rawConn(c net.Conn) syscall.RawConn {
 // socket had nothing more then — it waits: in Go's network poller, which a
 // new arrival wakes, or first by spinning (spin, the poll progress mode;
 // nil: block). A plain Read would read once more first and hear EAGAIN —
-// one system call per message that this saves. Payloads are read straight
+// one system call per message that this saves. The price: an end of
+// stream that came with the last bytes read is noticed only at the next
+// arrival or when the heartbeat timeout passes, so after the peer's
+// goodbye (and while closing) the reader reads on to the end instead. Payloads are read straight
 // into the memory Handler.Buffer gives, as FrameReader does. The read
 // deadline (dr) and Close end the wait as they end a Read.
 func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, spin *spinner, deliver func(*Parcel, int64)) error {
@@ -60,7 +63,11 @@ func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, spin *spi
 				rerr = err
 				return true
 			}
-			if n < len(b) { // drained: wait for the next arrival
+			if n < len(b) && !dr.p.gotBye.Load() && !dr.p.closing.Load() {
+				// Drained: wait for the next arrival. (Once the peer said
+				// goodbye, or we are closing, read on: its end of stream
+				// may have come with the last bytes, and an end that came
+				// before this read wakes no one.)
 				if spin != nil && spin.await(fd, dr.over) {
 					continue
 				}
