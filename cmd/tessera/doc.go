@@ -41,6 +41,17 @@
 // the inherited socket, so the address is known to every locality from the
 // start and no other process can take the port in between.
 //
+// With --bind core each locality is bound to a block of the cores the
+// launcher may use (as slurm's block distribution and --cpu-bind=cores
+// do): N localities on C >= N cores get C/N consecutive cores each; with
+// more localities than cores, consecutive localities share one. The
+// launcher sets the affinity of the thread it forks the locality from, so
+// the process — whatever its program — and all its threads inherit it.
+// Binding pays where localities outnumber the cores and talk most with
+// their neighbours (a 4-locality AllReduce on 2 cores: docs/benchmarks.md);
+// with one locality per core a woken locality must wait for its own core,
+// so the default leaves placement to the system.
+//
 // Every line a locality writes to stdout or stderr comes out on the
 // launcher's stdout or stderr prefixed with "[L<id>] ". Lines of different
 // localities never mix; a last line without a newline gets one when the

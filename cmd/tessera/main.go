@@ -37,6 +37,11 @@ Flags of run:
               poller (the default), or busy-poll as MPI does, which saves
               the wake-up per message but keeps a core busy while waiting
               (sets TESSERA_PROGRESS; tcp parcelport only)
+  --bind none|core
+              none (the default): the system places the localities; core:
+              each is bound to its own block of this machine's cores, or,
+              with more localities than cores, consecutive localities share
+              one (0 and 1 on the first of 2 cores, 2 and 3 on the second)
   --tcp-congestion NAME
               the TCP congestion control of the localities' connections,
               such as reno (always allowed) or cubic; the default is the

@@ -54,6 +54,11 @@ type runOptions struct {
 	// as TESSERA_PROGRESS; "" leaves it as it is.
 	Progress string
 
+	// Bind, from --bind: none (or "") lets the system place the
+	// localities; core binds each to a block of the cores this launcher
+	// may use (coreBlocks).
+	Bind string
+
 	// TCPCongestion, from --tcp-congestion: the TCP congestion control of
 	// the tcp parcelport's connections, passed to the localities as
 	// TESSERA_TCP_CONGESTION; "" leaves it as it is.
@@ -92,6 +97,10 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("--parcelport must be %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, o.Parcelport)
 	case o.Progress != "" && o.Progress != runtime.ProgressNameBlock && o.Progress != runtime.ProgressNamePoll:
 		return fmt.Errorf("--progress must be %s or %s, not %q", runtime.ProgressNameBlock, runtime.ProgressNamePoll, o.Progress)
+	case o.Bind != "" && o.Bind != bindNone && o.Bind != bindCore:
+		return fmt.Errorf("--bind must be %s or %s, not %q", bindNone, bindCore, o.Bind)
+	case o.Bind == bindCore && !bindSupported:
+		return fmt.Errorf("--bind %s: binding processes to cores is not supported on this system", bindCore)
 	}
 	if o.MetricsAddr != "" {
 		// The last locality has the highest port.
@@ -154,11 +163,12 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	port := fs.String("parcelport", "", "the localities' parcelport: tcp (default) or nbio")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics: locality i at host:port+i/metrics")
 	progress := fs.String("progress", "", "how the localities wait for messages: block (default) or poll (busy-poll; keeps a core busy while waiting)")
+	bind := fs.String("bind", "", "none (default): the system places the localities; core: each locality on its own block of cores (several per core when there are more localities than cores)")
 	congestion := fs.String("tcp-congestion", "", "TCP congestion control of the tcp parcelport's connections, e.g. reno (default: the system's)")
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr, Progress: *progress, TCPCongestion: *congestion}
+	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr, Progress: *progress, Bind: *bind, TCPCongestion: *congestion}
 	if opts.TraceDir != "" {
 		abs, err := filepath.Abs(opts.TraceDir)
 		if err != nil {
@@ -171,7 +181,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--progress block|poll] [--tcp-congestion NAME] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--progress block|poll] [--bind none|core] [--tcp-congestion NAME] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil
@@ -187,6 +197,7 @@ type child struct {
 	waitErr  error // what cmd.Wait returned
 	done     bool  // its process has exited
 	killed   bool  // the launcher sent its process group SIGKILL
+	cpus     []int // the cores its process is bound to; nil: not bound
 }
 
 // start starts the locality's process. Its stdout and stderr are pipes
@@ -204,7 +215,11 @@ func (c *child) start(output *sync.WaitGroup) error {
 		return err
 	}
 	c.cmd.Stdout, c.cmd.Stderr = outW, errW
-	err = c.cmd.Start()
+	if c.cpus != nil {
+		err = startOnCPUs(c.cpus, c.cmd.Start)
+	} else {
+		err = c.cmd.Start()
+	}
 	outW.Close() // the child has its own copies
 	errW.Close()
 	if err != nil {
@@ -313,6 +328,14 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		}
 	}
 
+	var blocks [][]int
+	if opts.Bind == bindCore {
+		cpus, err := allowedCPUs()
+		if err != nil {
+			return 2, fmt.Errorf("--bind %s: %w", bindCore, err)
+		}
+		blocks = coreBlocks(cpus, opts.N)
+	}
 	children := make([]*child, 0, opts.N)
 	exited := make(chan *child, opts.N)
 	var output sync.WaitGroup
@@ -328,6 +351,12 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	for i := range opts.N {
 		c := &child{
 			loc: i,
+			cpus: func() []int {
+				if blocks == nil {
+					return nil
+				}
+				return blocks[i]
+			}(),
 			out: newPrefixWriter(outSink, fmt.Sprintf("[L%d] ", i)),
 			err: newPrefixWriter(errSink, fmt.Sprintf("[L%d] ", i)),
 		}

@@ -49,3 +49,16 @@ func TestParseRunTCPCongestion(t *testing.T) {
 		t.Errorf("tessera run without --tcp-congestion sets TESSERA_TCP_CONGESTION=%q", got)
 	}
 }
+
+func TestParseRunBind(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	if opts, err := parseRunArgs([]string{"-n", "2", "--bind", "core", "prog"}, &stderr); err != nil || opts.Bind != "core" {
+		t.Fatalf("tessera run --bind core: %+v, %v\n%s", opts, err, stderr.String())
+	}
+	stderr.Reset()
+	if _, err := parseRunArgs([]string{"-n", "2", "--bind", "socket", "prog"}, &stderr); err == nil ||
+		!strings.Contains(stderr.String(), `--bind must be none or core, not "socket"`) {
+		t.Errorf("tessera run --bind socket: %v, stderr %q", err, stderr.String())
+	}
+}

@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 //	                  every locality prints "ready" and waits
 //	output            write awkward output: a long line, a last line
 //	                  without a newline
+//	affinity          print the CPUs it may run on
 func helperMain(args []string) int {
 	loc, _ := strconv.Atoi(os.Getenv("TESSERA_LOCALITY"))
 	n, _ := strconv.Atoi(os.Getenv("TESSERA_NUM_LOCALITIES"))
@@ -112,6 +113,14 @@ func helperMain(args []string) int {
 		case <-time.After(time.Minute):
 			return 9
 		}
+	case "affinity":
+		cpus, err := allowedCPUs()
+		if err != nil {
+			fmt.Println("affinity:", err)
+			return 1
+		}
+		fmt.Println(cpus)
+		return 0
 	case "output":
 		fmt.Print("first\nsecond\n")
 		fmt.Fprintln(os.Stderr, strings.Repeat("y", 200<<10))
