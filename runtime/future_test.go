@@ -397,3 +397,23 @@ func goroutineID() string {
 	}
 	return f[1]
 }
+
+// A chain of tasks each waiting for the next, far longer than a waiter
+// runs tasks inside its own wait, completes: past maxNested the waits park
+// as before.
+func TestLongChainOfWaits(t *testing.T) {
+	ctx := testCtx(t)
+	rt := startOne(t, Config{Lanes: 1})
+	var link func(ctx context.Context, n int) (int, error)
+	link = func(ctx context.Context, n int) (int, error) {
+		if n == 0 {
+			return 0, nil
+		}
+		v, err := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return link(ctx, n-1) }).Get(ctx)
+		return v + 1, err
+	}
+	const n = 10 * maxNested
+	if v, err := Spawn(ctx, rt, func(ctx context.Context) (int, error) { return link(ctx, n) }).Get(ctx); err != nil || v != n {
+		t.Fatalf("chain of %d: %v, %v", n, v, err)
+	}
+}

@@ -53,6 +53,9 @@ type task struct {
 	// with, when that is not the task itself (Spawn under a context that
 	// can end on its own); set by the task's goroutine before fn runs.
 	own <-chan struct{}
+	// nested counts the waiters this task runs inside of (helpWith), on
+	// the same goroutine's stack.
+	nested int
 
 	// claimed is set by whoever runs (or drops) the task: the worker that
 	// takes it off the queue, or a task that waits for its result and runs
@@ -365,6 +368,11 @@ func (s *scheduler) runClaimed(t *task, lane int) int {
 	return t.lane
 }
 
+// maxNested bounds how deep tasks run inside the waits of others on one
+// goroutine: a chain of tasks each waiting for the next would otherwise
+// grow one stack without limit.
+const maxNested = 64
+
 // helpWith runs p, a task whose result t waits for with a context whose
 // Done is done, on t's own lane if p has not started yet: what a worker
 // would do once t gave its lane back, without the hand-off. t steps aside
@@ -376,9 +384,10 @@ func (t *task) helpWith(p *task, done <-chan struct{}) bool {
 	if done != t.Done() && (t.own == nil || done != t.own) {
 		return false
 	}
-	if p.s != t.s || t.lane < 0 || !p.claimed.CompareAndSwap(false, true) {
+	if p.s != t.s || t.lane < 0 || t.nested >= maxNested || !p.claimed.CompareAndSwap(false, true) {
 		return false
 	}
+	p.nested = t.nested + 1
 	s := t.s
 	if p.inQueue.CompareAndSwap(true, false) {
 		s.queued.Add(-1)
