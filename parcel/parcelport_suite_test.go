@@ -188,7 +188,7 @@ func connectAll(t *testing.T, ports []Parcelport) {
 	}
 }
 
-func closeAll(t *testing.T, ports []Parcelport) {
+func closeAll(t testing.TB, ports []Parcelport) {
 	for i, p := range ports {
 		done := make(chan error, 1)
 		go func() { done <- p.Close() }()

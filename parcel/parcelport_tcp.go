@@ -37,6 +37,12 @@ type TCPConfig struct {
 	// (the default).
 	PollFor time.Duration
 
+	// MaxBatch is the most parcels one write gathers from a peer's queue
+	// (the coalescing limit): parcels that senders queue while the
+	// connection is busy go out together, up to MaxBatch (and about 256
+	// KiB) a write. 1 writes every parcel alone; 0 means 64, the most.
+	MaxBatch int
+
 	// Congestion, if set, is the TCP congestion control of the port's
 	// connections (Linux's TCP_CONGESTION: "reno" is always allowed,
 	// others as net.ipv4.tcp_allowed_congestion_control says); "" keeps
@@ -58,6 +64,12 @@ func (c *TCPConfig) validate() error {
 	if c.MaxFrame <= 0 {
 		c.MaxFrame = DefaultMaxFrame
 	}
+	switch {
+	case c.MaxBatch == 0:
+		c.MaxBatch = maxBatchParcels
+	case c.MaxBatch < 0 || c.MaxBatch > maxBatchParcels:
+		return fmt.Errorf("parcel: TCPConfig.MaxBatch is %d, want 1 to %d", c.MaxBatch, maxBatchParcels)
+	}
 	if c.QueueLen <= 0 {
 		c.QueueLen = 256
 	}
@@ -77,7 +89,8 @@ func (c *TCPConfig) validate() error {
 }
 
 const (
-	// A batch the writer gathers from its queue for one writev.
+	// A batch the writer gathers from its queue for one writev: at most
+	// this many parcels (TCPConfig.MaxBatch) and about this many bytes.
 	maxBatchParcels = 64
 	maxBatchBytes   = 256 << 10
 	byeVerb         = "bye"
@@ -384,7 +397,7 @@ func (p *tcpPeer) failQueued() {
 }
 
 // combine writes the requests waiting in p.queue, in batches of at most
-// maxBatchParcels parcels (and about maxBatchBytes bytes), one writev each,
+// MaxBatch parcels (and about maxBatchBytes bytes), one writev each,
 // and answers each request once its batch is written. It is called with
 // p.wmu held and releases it.
 //
@@ -403,7 +416,7 @@ func (t *TCP) combine(p *tcpPeer, limit int) {
 		for {
 			batch, size := buf[:0], 0
 		gather:
-			for limit != 0 && len(batch) < maxBatchParcels && size < maxBatchBytes {
+			for limit != 0 && len(batch) < t.cfg.MaxBatch && size < maxBatchBytes {
 				select {
 				case r := <-p.queue:
 					batch = append(batch, r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -13,7 +14,7 @@ import (
 )
 
 // newTCPPort starts a TCP parcelport on loopback, closed when the test ends.
-func newTCPPort(t *testing.T, id uint32, h Handler, configure func(*TCPConfig)) *TCP {
+func newTCPPort(t testing.TB, id uint32, h Handler, configure func(*TCPConfig)) *TCP {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,14 +104,23 @@ func tcpPeerOf(t *testing.T, port *TCP, id uint32) *tcpPeer {
 	return p
 }
 
+// Parcels that senders queue while the connection is busy go out
+// together, at most TCPConfig.MaxBatch a write: the default gathers them,
+// 4 takes at least a quarter as many writes as parcels, 1 one write each.
 func TestTCPBatchesSends(t *testing.T) {
+	for _, maxBatch := range []int{0, 4, 1} {
+		t.Run(fmt.Sprintf("MaxBatch=%d", maxBatch), func(t *testing.T) { testBatchesSends(t, maxBatch) })
+	}
+}
+
+func testBatchesSends(t *testing.T, maxBatch int) {
 	const (
 		senders = 64
 		each    = 50
 	)
 	r0 := newRecorder()
 	p0 := newTCPPort(t, 0, r0, nil)
-	p1 := newTCPPort(t, 1, newRecorder(), nil)
+	p1 := newTCPPort(t, 1, newRecorder(), func(c *TCPConfig) { c.MaxBatch = maxBatch })
 	ctx := context.Background()
 	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
 		t.Fatal(err)
@@ -149,8 +159,13 @@ func TestTCPBatchesSends(t *testing.T) {
 	firstRound.Wait()
 	first := p1.Counters()[0].Writes - before
 	t.Logf("the %d parcels queued together took %d writes", senders, first)
-	if first >= senders/2 {
+	switch {
+	case maxBatch == 0 && first >= senders/2:
 		t.Errorf("%d parcels queued together took %d writes: they are not batched", senders, first)
+	case maxBatch > 0 && first < uint64((senders+maxBatch-1)/maxBatch):
+		t.Errorf("%d parcels queued together took %d writes: more than %d in a write", senders, first, maxBatch)
+	case maxBatch == 1 && first != senders:
+		t.Errorf("%d parcels queued together took %d writes, want one each", senders, first)
 	}
 	close(rest)
 	wg.Wait()
@@ -160,7 +175,7 @@ func TestTCPBatchesSends(t *testing.T) {
 		t.Fatalf("counters %+v", c)
 	}
 	t.Logf("%d parcels in %d writes", c[0].ParcelsSent, c[0].Writes)
-	if c[0].Writes >= c[0].ParcelsSent {
+	if maxBatch == 0 && c[0].Writes >= c[0].ParcelsSent {
 		t.Fatalf("%d parcels took %d writes: sends are not batched", c[0].ParcelsSent, c[0].Writes)
 	}
 	// Every parcel arrived once.
@@ -172,6 +187,62 @@ func TestTCPBatchesSends(t *testing.T) {
 		seen[p.Header.Request] = true
 	}
 }
+
+// BenchmarkTCPCoalescing floods one connection with 64-byte parcels from 16
+// goroutines at once (each Send waits until its parcel is written), with
+// each coalescing limit: parcels per second, and parcels per write.
+//
+//	go test -run '^$' -bench BenchmarkTCPCoalescing ./parcel/
+func BenchmarkTCPCoalescing(b *testing.B) {
+	for _, maxBatch := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("MaxBatch=%d", maxBatch), func(b *testing.B) {
+			const senders = 16
+			var got atomic.Int64
+			h := &countingHandler{got: &got}
+			p0 := newTCPPort(b, 0, h, nil)
+			p1 := newTCPPort(b, 1, newRecorder(), func(c *TCPConfig) { c.MaxBatch = maxBatch })
+			ctx := context.Background()
+			if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
+				b.Fatal(err)
+			}
+			payload := make([]byte, 64)
+			before := p1.Counters()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for g := range senders {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for k := g; k < b.N; k += senders {
+						if err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0}, Chunks: [][]byte{payload}}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			for got.Load() < int64(b.N) {
+				time.Sleep(10 * time.Microsecond)
+			}
+			b.StopTimer()
+			after := p1.Counters()
+			writes := after[0].Writes
+			if len(before) > 0 {
+				writes -= before[0].Writes
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "parcels/s")
+			b.ReportMetric(float64(b.N)/float64(max(writes, 1)), "parcels/write")
+		})
+	}
+}
+
+// countingHandler counts the parcels it receives and keeps none.
+type countingHandler struct{ got *atomic.Int64 }
+
+func (h *countingHandler) Buffer(*Header, int, int) []byte { return nil }
+func (h *countingHandler) Receive(*Parcel)                 { h.got.Add(1) }
+func (h *countingHandler) PeerDown(uint32, error)          {}
 
 // quiet turns heartbeats off for the length of a test. The writer goroutine
 // then never looks at the queue unless a lock holder kicks it, so a request
@@ -460,6 +531,8 @@ func TestTCPConfigValidation(t *testing.T) {
 		"no listener":  {Secret: testSecret, Handler: newRecorder()},
 		"short secret": {Listener: ln, Secret: []byte("short"), Handler: newRecorder()},
 		"no handler":   {Listener: ln, Secret: testSecret},
+		"MaxBatch 65":  {Listener: ln, Secret: testSecret, Handler: newRecorder(), MaxBatch: 65},
+		"MaxBatch -1":  {Listener: ln, Secret: testSecret, Handler: newRecorder(), MaxBatch: -1},
 	} {
 		if _, err := NewTCP(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
