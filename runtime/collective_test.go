@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -715,47 +714,13 @@ func TestChannel(t *testing.T) {
 	})
 }
 
-// startTCP starts n localities in this process that talk over TCP on the
-// loopback.
-func startTCP(tb testing.TB, ctx context.Context, n int) []*Runtime {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rts := make([]*Runtime, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		cfg := Config{Locality: uint32(i), NumLocalities: uint32(n), RootAddr: ln.Addr().String(), ListenHost: "127.0.0.1",
-			Secret: []byte("collectives-over-tcp-secret"), Lanes: 2}
-		if i == 0 {
-			cfg.Listener = ln
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rts[i], errs[i] = Start(ctx, cfg)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, rt := range rts {
-			if rt != nil {
-				rt.shutdown(err)
-			}
-		}
-		tb.Fatal(err)
-	}
-	return rts
-}
-
 // BenchmarkAllReduceTCP measures AllReduce of one float64 and of 1 MiB on
 // 4 localities in this process over TCP on the loopback.
 func BenchmarkAllReduceTCP(b *testing.B) {
 	for _, elems := range []int{1, 1 << 20 / 8} {
 		b.Run(fmt.Sprintf("%dB", elems*8), func(b *testing.B) {
 			ctx := context.Background()
-			rts := startTCP(b, ctx, 4)
+			rts := startTCPWith(b, 4, Config{Lanes: 2})
 			b.SetBytes(int64(elems * 8))
 			b.ResetTimer()
 			errs := make([]error, len(rts))
@@ -803,7 +768,7 @@ func BenchmarkAllReduceTCP(b *testing.B) {
 func TestCollectivesOverTCP(t *testing.T) {
 	const n = 3
 	ctx := testCtx(t)
-	rts := startTCP(t, ctx, n)
+	rts := startTCPWith(t, n, Config{Lanes: 2})
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	sizes := []int{5, 10007, 4 << 20 / 8}

@@ -12,28 +12,32 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // startTCPWith starts n localities in this process, each with a copy of
-// base, talking over TCP on the loopback. They are shut down when the test
-// ends.
-func startTCPWith(t *testing.T, n int, base Config) []*Runtime {
-	t.Helper()
+// base (and a test secret unless base has one), talking over TCP on the
+// loopback. They are shut down when the test ends.
+func startTCPWith(tb testing.TB, n int, base Config) []*Runtime {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the start only
+	defer cancel()
 	rts := make([]*Runtime, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		cfg := base
 		cfg.Locality, cfg.NumLocalities, cfg.RootAddr, cfg.ListenHost = uint32(i), uint32(n), ln.Addr().String(), "127.0.0.1"
-		cfg.Secret = []byte("metrics-and-spans-test-secret")
+		if cfg.Secret == nil {
+			cfg.Secret = []byte("localities-over-tcp-test-secret")
+		}
 		if i == 0 {
 			cfg.Listener = ln
 		}
@@ -44,7 +48,7 @@ func startTCPWith(t *testing.T, n int, base Config) []*Runtime {
 		}()
 	}
 	wg.Wait()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		for _, rt := range rts {
 			if rt != nil {
 				rt.shutdown(ErrShutdown)
@@ -52,7 +56,7 @@ func startTCPWith(t *testing.T, n int, base Config) []*Runtime {
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return rts
 }

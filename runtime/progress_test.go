@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,36 +66,8 @@ func TestLoadProgress(t *testing.T) {
 // loopback, in progress mode mode, with reg's actions.
 func startTCPProgress(tb testing.TB, n int, mode Progress, reg *Registry, lanes int) []*Runtime {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rts := make([]*Runtime, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		cfg := Config{Locality: uint32(i), NumLocalities: uint32(n), RootAddr: ln.Addr().String(), ListenHost: "127.0.0.1",
-			Secret: []byte("progress-modes-test-secret"), Lanes: lanes, Registry: reg, Progress: mode,
-			HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second}
-		if i == 0 {
-			cfg.Listener = ln
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rts[i], errs[i] = Start(context.Background(), cfg)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, rt := range rts {
-			if rt != nil {
-				rt.shutdown(err)
-			}
-		}
-		tb.Fatal(err)
-	}
-	return rts
+	return startTCPWith(tb, n, Config{Lanes: lanes, Registry: reg, Progress: mode,
+		HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second})
 }
 
 // finalizeAll finalizes rts at once and fails tb when one errs or hangs.
