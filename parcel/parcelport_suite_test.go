@@ -137,8 +137,9 @@ func (w *testLogWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// mkTCP starts n TCP parcelports on loopback; locality i dials every j < i.
-func mkTCP(t *testing.T, n int, handlers []Handler) []Parcelport {
+// mkSocketPorts starts n parcelports on loopback listeners with open and
+// connects them: locality i dials every j < i.
+func mkSocketPorts(t *testing.T, n int, handlers []Handler, open func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error)) []Parcelport {
 	t.Helper()
 	log := testLogger(t)
 	ports := make([]Parcelport, n)
@@ -147,7 +148,7 @@ func mkTCP(t *testing.T, n int, handlers []Handler) []Parcelport {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := NewTCP(TCPConfig{Locality: uint32(i), Listener: ln, Secret: testSecret, Handler: handlers[i], Logger: log})
+		p, err := open(ln, uint32(i), handlers[i], log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,6 +157,13 @@ func mkTCP(t *testing.T, n int, handlers []Handler) []Parcelport {
 	t.Cleanup(func() { closeAll(t, ports) })
 	connectAll(t, ports)
 	return ports
+}
+
+// mkTCP starts n TCP parcelports on loopback; locality i dials every j < i.
+func mkTCP(t *testing.T, n int, handlers []Handler) []Parcelport {
+	return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
+		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log})
+	})
 }
 
 // mkInproc joins n inproc parcelports.

@@ -92,23 +92,9 @@ func (sp socketPort) start(t *testing.T, id uint32, h Handler, o portOpts) (Parc
 
 // mkNBIO starts n NBIO parcelports on loopback; locality i dials every j < i.
 func mkNBIO(t *testing.T, n int, handlers []Handler) []Parcelport {
-	t.Helper()
-	log := testLogger(t)
-	ports := make([]Parcelport, n)
-	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := NewNBIO(NBIOConfig{Locality: uint32(i), Listener: ln, Secret: testSecret, Handler: handlers[i], Logger: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = p
-	}
-	t.Cleanup(func() { closeAll(t, ports) })
-	connectAll(t, ports)
-	return ports
+	return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
+		return NewNBIO(NBIOConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log})
+	})
 }
 
 func TestNBIOParcelport(t *testing.T) { testParcelport(t, mkNBIO) }

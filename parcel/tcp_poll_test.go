@@ -1,6 +1,7 @@
 package parcel
 
 import (
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -15,23 +16,9 @@ import (
 // mkTCPPoll is mkTCP with readers that poll for pollFor before blocking.
 func mkTCPPoll(pollFor time.Duration) func(t *testing.T, n int, handlers []Handler) []Parcelport {
 	return func(t *testing.T, n int, handlers []Handler) []Parcelport {
-		t.Helper()
-		log := testLogger(t)
-		ports := make([]Parcelport, n)
-		for i := range n {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := NewTCP(TCPConfig{Locality: uint32(i), Listener: ln, Secret: testSecret, Handler: handlers[i], Logger: log, PollFor: pollFor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ports[i] = p
-		}
-		t.Cleanup(func() { closeAll(t, ports) })
-		connectAll(t, ports)
-		return ports
+		return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
+			return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log, PollFor: pollFor})
+		})
 	}
 }
 
