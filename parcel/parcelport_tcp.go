@@ -232,15 +232,10 @@ type deadlineReader struct {
 }
 
 // over reports whether a read at now is past its deadline or the
-// connection is closing or down: what a reader that spins instead of
-// waiting in the poller must look at itself.
+// connection is no longer usable (down, closing, or said goodbye): what a
+// reader that spins instead of waiting in the poller must look at itself.
 func (r *deadlineReader) over(now time.Time) bool {
-	select {
-	case <-r.p.down:
-		return true
-	default:
-	}
-	return r.p.closing.Load() || now.Sub(r.moved) >= r.d+r.d/4
+	return r.p.usable() != nil || now.Sub(r.moved) >= r.d+r.d/4
 }
 
 func (r *deadlineReader) Read(b []byte) (int, error) {
