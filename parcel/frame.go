@@ -41,23 +41,25 @@ func (e *FrameError) Error() string { return "parcel: reading " + e.Op + ": " + 
 // Unwrap returns the cause.
 func (e *FrameError) Unwrap() error { return e.Err }
 
-// AppendFrameHead sets h.Chunks from chunks and appends the frame prefix and
-// the encoded header to dst. The frame is complete once the chunks follow it
-// on the wire.
+// AppendFrameHead appends the frame prefix and h, encoded with the lengths
+// of chunks and this build's HeaderVersion, to dst; h itself is not
+// changed. The frame is complete once the chunks follow it on the wire.
 func AppendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
 	if err := checkHeader(h, len(chunks)); err != nil {
 		return dst, err
 	}
-	h.Version = HeaderVersion
-	h.Chunks = h.Chunks[:0]
+	var lens [4]uint64 // on the stack: most parcels carry few chunks
+	hc := *h
+	hc.Version = HeaderVersion
+	hc.Chunks = lens[:0]
 	var body uint64
 	for _, c := range chunks {
-		h.Chunks = append(h.Chunks, uint64(len(c)))
+		hc.Chunks = append(hc.Chunks, uint64(len(c)))
 		body += uint64(len(c))
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, frameHeadLen)...)
-	dst, err := h.MarshalMsg(dst)
+	dst, err := hc.MarshalMsg(dst)
 	if err != nil {
 		return dst[:start], fmt.Errorf("parcel: encoding header: %w", err)
 	}

@@ -132,13 +132,21 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAppendFrameHeadSetsVersionAndChunks(t *testing.T) {
+func TestAppendFrameHeadEncodesVersionAndChunks(t *testing.T) {
 	h := Header{Kind: KindCall, Version: 99, Chunks: []uint64{1, 2, 3, 4, 5}}
-	if _, err := AppendFrameHead(nil, &h, chunksOf(10, 0)); err != nil {
+	frame, err := AppendFrameHead(nil, &h, chunksOf(10, 0))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Version != HeaderVersion || !slices.Equal(h.Chunks, []uint64{10, 0}) {
-		t.Fatalf("header after AppendFrameHead: version %d chunks %v", h.Version, h.Chunks)
+	var got Header
+	if err := DecodeHeader(frame[frameHeadLen:], &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != HeaderVersion || !slices.Equal(got.Chunks, []uint64{10, 0}) {
+		t.Fatalf("encoded header: version %d chunks %v, want %d [10 0]", got.Version, got.Chunks, HeaderVersion)
+	}
+	if h.Version != 99 || !slices.Equal(h.Chunks, []uint64{1, 2, 3, 4, 5}) {
+		t.Fatalf("AppendFrameHead changed its header: version %d chunks %v", h.Version, h.Chunks)
 	}
 }
 

@@ -90,6 +90,14 @@ func (d *frameDecoder) fed(n int, direct bool, deliver func(p *Parcel, wire int6
 	return nil
 }
 
+// inParcel is a received parcel with room for the chunk lengths and chunks
+// of most parcels, so that receiving one costs one allocation.
+type inParcel struct {
+	p      Parcel
+	lens   [2]uint64
+	chunks [2][]byte
+}
+
 // head decodes the frame prefix and header at stage[r:], if they have
 // arrived. It reports whether they had.
 func (d *frameDecoder) head() (bool, error) {
@@ -117,7 +125,9 @@ func (d *frameDecoder) head() (bool, error) {
 		}
 		return false, nil
 	}
-	p := &Parcel{}
+	in := new(inParcel)
+	p := &in.p
+	p.Header.Chunks = in.lens[:0]
 	if err := DecodeHeader(d.stage[d.r+frameHeadLen:d.r+need], &p.Header); err != nil {
 		return false, &FrameError{"header", err}
 	}
@@ -135,8 +145,13 @@ func (d *frameDecoder) head() (bool, error) {
 	if len(d.stage) > stageLen && d.r == d.w {
 		d.stage, d.r, d.w = make([]byte, stageLen), 0, 0 // let a huge header go
 	}
-	if len(p.Header.Chunks) > 0 {
-		p.Chunks = make([][]byte, len(p.Header.Chunks))
+	switch n := len(p.Header.Chunks); {
+	case n == 0:
+		p.Header.Chunks = nil
+	case n <= len(in.chunks):
+		p.Chunks = in.chunks[:n:n]
+	default:
+		p.Chunks = make([][]byte, n)
 	}
 	d.p, d.ci, d.off = p, -1, 0
 	d.frame = int64(frameHeadLen + body)

@@ -28,8 +28,9 @@ func NewRegistry() *Registry { return &Registry{actions: make(map[string]*action
 // side of a parcel sees it.
 type actionEntry struct {
 	name string
-	// serve decodes the arguments, runs the action, encodes the result.
-	serve func(ctx context.Context, args []byte, chunks [][]byte) (rargs []byte, rchunks [][]byte, code parcel.Code, err error)
+	// serve decodes the arguments, runs the action, and encodes the
+	// result, appending to rargs and rchunks.
+	serve func(ctx context.Context, args []byte, chunks [][]byte, rargs []byte, rchunks [][]byte) ([]byte, [][]byte, parcel.Code, error)
 }
 
 // Action is a registered function of type func(ctx, A) (R, error) that any
@@ -64,7 +65,7 @@ func Register[A, R any](reg *Registry, name string, fn func(ctx context.Context,
 		panic("runtime: Register needs a name and a function")
 	}
 	a := Action[A, R]{name: name, span: "call " + name, fn: fn, args: ac, res: rc}
-	e := &actionEntry{name: name, serve: func(ctx context.Context, b []byte, c [][]byte) ([]byte, [][]byte, parcel.Code, error) {
+	e := &actionEntry{name: name, serve: func(ctx context.Context, b []byte, c [][]byte, rb []byte, rch [][]byte) ([]byte, [][]byte, parcel.Code, error) {
 		args, err := ac.decode(b, c)
 		if err != nil {
 			return nil, nil, parcel.CodeBadArgs, fmt.Errorf("decoding arguments: %w", err)
@@ -73,7 +74,7 @@ func Register[A, R any](reg *Registry, name string, fn func(ctx context.Context,
 		if err != nil {
 			return nil, nil, code, err
 		}
-		rb, rch, err := rc.encode(r, nil)
+		rb, rch, err = rc.encode(r, rb, rch)
 		if err != nil {
 			return nil, nil, parcel.CodeActionError, fmt.Errorf("encoding result: %w", err)
 		}

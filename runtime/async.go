@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -62,13 +63,12 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	if rt == nil {
 		return MakeFailed[R](fmt.Errorf("runtime: Async %q: zero Target (use Runtime.Locality)", act.name))
 	}
-	f := newFuture[R](rt.sched)
 	if act.fn == nil {
-		f.set(*new(R), fmt.Errorf("runtime: Async: zero Action (use Register)"))
-		return f
+		return MakeFailed[R](fmt.Errorf("runtime: Async: zero Action (use Register)"))
 	}
 	parent := TaskGUID(ctx)
 	if target.loc == rt.here {
+		f := newFuture[R](rt.sched)
 		var tc []byte
 		var endCall func(error)
 		if rt.cfg.Spans != nil {
@@ -99,37 +99,69 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		return f
 	}
 	if target.loc >= rt.n {
-		f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("no such locality (the job has %d)", rt.n)})
-		return f
+		return MakeFailed[R](&ActionError{target.loc, act.name, fmt.Errorf("no such locality (the job has %d)", rt.n)})
 	}
-	b, chunks, err := act.args.encode(args, nil)
+	c := &remoteCall[R]{rt: rt, loc: target.loc, name: act.name, res: act.res}
+	c.f.sched = rt.sched
+	b, chunks, err := act.args.encode(args, c.args[:0], c.chunks[:0])
 	if err != nil {
-		f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("encoding arguments: %w", err)})
-		return f
+		c.f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("encoding arguments: %w", err)})
+		return &c.f
 	}
-	done := func(h *parcel.Header, chunks [][]byte, err error) {
-		if err != nil {
-			f.set(*new(R), &ActionError{target.loc, act.name, err})
-			return
-		}
-		if h.Code != parcel.CodeOK {
-			f.set(*new(R), &ActionError{target.loc, act.name, rt.reg.replyError(h.Code, h.Error, h.Args)})
-			return
-		}
-		r, err := act.res.decode(h.Args, chunks)
-		if err != nil {
-			err = &ActionError{target.loc, act.name, fmt.Errorf("decoding result: %w", err)}
-		}
-		f.set(r, err)
+	c.p = parcel.Parcel{
+		Header: parcel.Header{Kind: parcel.KindCall, Dest: target.loc, Action: act.name, Parent: parent, Args: b},
+		Chunks: chunks,
 	}
-	var tc []byte
+	c.pc = pendingCall{dest: target.loc, action: act.name, bufs: bufs, to: c}
 	if rt.cfg.Spans != nil {
-		var end func(error)
-		tc, end = rt.startCallSpan(ctx, target.loc, act.span, parent)
-		done = spanDone(end, done)
+		c.p.Header.Trace, c.end = rt.startCallSpan(ctx, target.loc, act.span, parent)
 	}
-	rt.call(ctx, target.loc, act.name, parent, b, chunks, bufs, tc, done)
-	return f
+	rt.call(ctx, &c.pc, &c.p)
+	c.p, c.chunks = parcel.Parcel{}, [2][]byte{} // sent: keep none of the caller's memory alive
+	return &c.f
+}
+
+// remoteCall is a call of an action on another locality, in one
+// allocation: the future its caller holds, the entry its reply finds, and
+// its parcel, with room for small arguments and two chunks.
+type remoteCall[R any] struct {
+	f      Future[R]
+	pc     pendingCall
+	p      parcel.Parcel
+	args   [32]byte
+	chunks [2][]byte
+	rt     *Runtime
+	loc    uint32
+	name   string
+	res    codec[R]
+	end    func(error) // ends the caller's span; nil without spans
+}
+
+// reply fulfils the call's future from its reply.
+func (c *remoteCall[R]) reply(h *parcel.Header, chunks [][]byte, err error) {
+	if c.end != nil {
+		switch {
+		case err != nil:
+			c.end(err)
+		case h.Code != parcel.CodeOK:
+			c.end(errors.New(h.Error))
+		default:
+			c.end(nil)
+		}
+	}
+	if err != nil {
+		c.f.set(*new(R), &ActionError{c.loc, c.name, err})
+		return
+	}
+	if h.Code != parcel.CodeOK {
+		c.f.set(*new(R), &ActionError{c.loc, c.name, c.rt.reg.replyError(h.Code, h.Error, h.Args)})
+		return
+	}
+	r, err := c.res.decode(h.Args, chunks)
+	if err != nil {
+		err = &ActionError{c.loc, c.name, fmt.Errorf("decoding result: %w", err)}
+	}
+	c.f.set(r, err)
 }
 
 // Spawn runs fn as a task on rt's locality and returns a future of its

@@ -22,9 +22,10 @@ type ParcelUnmarshaler interface {
 }
 
 // codec encodes values of one type for parcels. It is chosen once, when an
-// action is registered.
+// action is registered. encode appends v's small part to args and its
+// chunks to chunks, so a caller with room for both allocates neither.
 type codec[T any] struct {
-	encode func(v T, args []byte) ([]byte, [][]byte, error)
+	encode func(v T, args []byte, chunks [][]byte) ([]byte, [][]byte, error)
 	decode func(args []byte, chunks [][]byte) (T, error)
 }
 
@@ -36,7 +37,10 @@ func codecFor[T any]() (codec[T], error) {
 	if _, ok := any(zero).(ParcelMarshaler); ok {
 		if _, ok := any(&zero).(ParcelUnmarshaler); ok {
 			return codec[T]{
-				encode: func(v T, b []byte) ([]byte, [][]byte, error) { return any(v).(ParcelMarshaler).MarshalParcel(b) },
+				encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
+					b, own, err := any(v).(ParcelMarshaler).MarshalParcel(b)
+					return b, append(c, own...), err
+				},
 				decode: func(b []byte, c [][]byte) (T, error) {
 					var v T
 					err := any(&v).(ParcelUnmarshaler).UnmarshalParcel(b, c)
@@ -48,9 +52,9 @@ func codecFor[T any]() (codec[T], error) {
 	if _, ok := any(zero).(msgp.Marshaler); ok {
 		if _, ok := any(&zero).(msgp.Unmarshaler); ok {
 			return codec[T]{
-				encode: func(v T, b []byte) ([]byte, [][]byte, error) {
+				encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
 					b, err := any(v).(msgp.Marshaler).MarshalMsg(b)
-					return b, nil, err
+					return b, c, err
 				},
 				decode: func(b []byte, _ [][]byte) (T, error) {
 					var v T
@@ -63,8 +67,8 @@ func codecFor[T any]() (codec[T], error) {
 	switch any(zero).(type) {
 	case []float64:
 		return codec[T]{
-			encode: func(v T, b []byte) ([]byte, [][]byte, error) {
-				return b, [][]byte{parcel.Float64Bytes(any(v).([]float64))}, nil
+			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
+				return b, append(c, parcel.Float64Bytes(any(v).([]float64))), nil
 			},
 			decode: func(_ []byte, c [][]byte) (T, error) {
 				if len(c) != 1 {
@@ -86,7 +90,7 @@ func codecFor[T any]() (codec[T], error) {
 		}, nil
 	case []byte:
 		return codec[T]{
-			encode: func(v T, b []byte) ([]byte, [][]byte, error) { return b, [][]byte{any(v).([]byte)}, nil },
+			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) { return b, append(c, any(v).([]byte)), nil },
 			decode: func(_ []byte, c [][]byte) (T, error) {
 				if len(c) != 1 {
 					return zero, fmt.Errorf("want 1 chunk of bytes, got %d", len(c))
@@ -96,14 +100,14 @@ func codecFor[T any]() (codec[T], error) {
 		}, nil
 	case struct{}:
 		return codec[T]{
-			encode: func(v T, b []byte) ([]byte, [][]byte, error) { return b, nil, nil },
+			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) { return b, c, nil },
 			decode: func([]byte, [][]byte) (T, error) { return zero, nil },
 		}, nil
 	case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
 		return codec[T]{
-			encode: func(v T, b []byte) ([]byte, [][]byte, error) {
+			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
 				b, err := msgp.AppendIntf(b, any(v))
-				return b, nil, err
+				return b, c, err
 			},
 			decode: func(b []byte, _ [][]byte) (T, error) { return decodeBasic[T](b) },
 		}, nil
@@ -207,7 +211,7 @@ func namedBasicCodec[T any]() (codec[T], bool) {
 		return codec[T]{}, false
 	}
 	return codec[T]{
-		encode: func(v T, b []byte) ([]byte, [][]byte, error) { return enc(reflect.ValueOf(v), b), nil, nil },
+		encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) { return enc(reflect.ValueOf(v), b), c, nil },
 		decode: func(b []byte, _ [][]byte) (T, error) {
 			var v T
 			err := dec(b, reflect.ValueOf(&v).Elem())
@@ -230,7 +234,7 @@ func NewCodec[T any]() (Codec[T], error) {
 }
 
 // Encode appends v's small part to args and returns its chunks.
-func (c Codec[T]) Encode(v T, args []byte) ([]byte, [][]byte, error) { return c.c.encode(v, args) }
+func (c Codec[T]) Encode(v T, args []byte) ([]byte, [][]byte, error) { return c.c.encode(v, args, nil) }
 
 // Decode rebuilds a value from what Encode produced.
 func (c Codec[T]) Decode(args []byte, chunks [][]byte) (T, error) { return c.c.decode(args, chunks) }

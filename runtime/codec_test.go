@@ -19,7 +19,7 @@ func roundTrip[T any](t *testing.T, v T) {
 	if err != nil {
 		t.Fatalf("codecFor[%T]: %v", v, err)
 	}
-	b, chunks, err := c.encode(v, nil)
+	b, chunks, err := c.encode(v, nil, nil)
 	if err != nil {
 		t.Fatalf("encode %v: %v", v, err)
 	}
@@ -48,7 +48,7 @@ func TestCodecRefusals(t *testing.T) {
 		t.Errorf("map codec: %v", err)
 	}
 	c, _ := codecFor[namedSmall]()
-	big, _, _ := mustCodec[int64](t).encode(300, nil)
+	big, _, _ := mustCodec[int64](t).encode(300, nil, nil)
 	if _, err := c.decode(big, nil); err == nil {
 		t.Errorf("300 decoded into an int8 without error")
 	}

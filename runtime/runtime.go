@@ -132,7 +132,13 @@ type pendingCall struct {
 	dest   uint32
 	action string
 	bufs   [][]byte
-	done   func(h *parcel.Header, chunks [][]byte, err error)
+	to     replier
+}
+
+// replier takes the reply to a call: its header and chunks, or the error
+// that ended the call.
+type replier interface {
+	reply(h *parcel.Header, chunks [][]byte, err error)
 }
 
 // Start joins the job described by cfg: it opens the parcelport, meets the
@@ -284,33 +290,29 @@ func (rt *Runtime) Err() error {
 // Done is closed when the locality has finalized or failed.
 func (rt *Runtime) Done() <-chan struct{} { return rt.ctx.Done() }
 
-// call sends an action call and arranges for done to get its reply.
-// tc is the caller's trace context (spans.go), nil without one.
-func (rt *Runtime) call(ctx context.Context, dest uint32, action string, parent uint64, args []byte, chunks, bufs [][]byte, tc []byte, done func(*parcel.Header, [][]byte, error)) {
+// call sends p, an action call, and arranges for pc to get its reply.
+func (rt *Runtime) call(ctx context.Context, pc *pendingCall, p *parcel.Parcel) {
 	if err := rt.Err(); err != nil {
-		done(nil, nil, err)
+		pc.to.reply(nil, nil, err)
 		return
 	}
 	id := rt.reqSeq.Add(1)
+	p.Header.Request = id
 	rt.pmu.Lock()
-	rt.pending[id] = &pendingCall{dest: dest, action: action, bufs: bufs, done: done}
+	rt.pending[id] = pc
 	rt.pmu.Unlock()
 	if err := rt.Err(); err != nil {
 		// fail ran between the check above and the insert: it did not see
 		// this call, so fail it here.
 		if pc := rt.takePending(id); pc != nil {
-			pc.done(nil, nil, err)
+			pc.to.reply(nil, nil, err)
 		}
 		return
-	}
-	p := &parcel.Parcel{
-		Header: parcel.Header{Kind: parcel.KindCall, Dest: dest, Action: action, Request: id, Parent: parent, Args: args, Trace: tc},
-		Chunks: chunks,
 	}
 	rt.callsSent.Add(1)
 	if err := rt.port.Send(ctx, p); err != nil {
 		if pc := rt.takePending(id); pc != nil {
-			pc.done(nil, nil, rt.sendError(dest, err))
+			pc.to.reply(nil, nil, rt.sendError(pc.dest, err))
 		}
 	}
 }
@@ -371,7 +373,7 @@ func (rt *Runtime) Receive(p *parcel.Parcel) {
 			rt.log.Warn("runtime: reply to no pending call", "from", p.Header.Source, "request", p.Header.Request)
 			return
 		}
-		pc.done(&p.Header, p.Chunks, nil)
+		pc.to.reply(&p.Header, p.Chunks, nil)
 	case parcel.KindControl:
 		rt.control(p)
 	}
@@ -379,42 +381,66 @@ func (rt *Runtime) Receive(p *parcel.Parcel) {
 
 // serve runs the action a call names as a task and replies with its result.
 func (rt *Runtime) serve(p *parcel.Parcel) {
-	h := &p.Header
 	rt.served.Add(1)
-	reply := func(ctx context.Context, args []byte, chunks [][]byte, code parcel.Code, err error) {
-		if h.Request == 0 {
-			return
-		}
-		r := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindReply, Dest: h.Source, Action: h.Action, Request: h.Request, Code: code, Args: args}, Chunks: chunks}
-		if err != nil {
-			r.Header.Error = err.Error()
-		}
-		if err := rt.port.Send(rt.ctx, r); err != nil && rt.Err() == nil {
-			rt.log.Warn("runtime: sending reply failed", "action", h.Action, "to", h.Source, "err", err)
-		}
-	}
-	e := rt.reg.lookup(h.Action)
-	if e == nil {
-		go reply(rt.ctx, nil, nil, parcel.CodeUnknownAction,
-			fmt.Errorf("%w %q: not registered on locality %d", ErrUnknownAction, h.Action, rt.here))
+	sv := &serving{rt: rt, call: p}
+	sv.e = rt.reg.lookup(p.Header.Action)
+	if sv.e == nil {
+		go sv.send(rt.ctx, nil, nil, parcel.CodeUnknownAction,
+			fmt.Errorf("%w %q: not registered on locality %d", ErrUnknownAction, p.Header.Action, rt.here))
 		return
 	}
-	rt.sched.spawn(rt.ctx, h.Parent, e.name, 0, func(ctx context.Context) {
-		var endSpan func(error)
-		if rt.cfg.Spans != nil {
-			ctx, endSpan = rt.startServeSpan(ctx, h.Source, e.name, h.Trace)
-		}
-		args, chunks, code, err := e.serve(ctx, h.Args, p.Chunks)
-		if endSpan != nil {
-			endSpan(err)
-		}
-		if err != nil {
-			args = rt.reg.sentinelOf(err) // so errors.Is works on the caller
-		}
-		reply(ctx, args, chunks, code, err)
-	}, func(err error) {
-		go reply(rt.ctx, nil, nil, parcel.CodeShutdown, err)
-	})
+	sv.t.job = sv
+	rt.sched.submit(&sv.t, rt.ctx, p.Header.Parent, sv.e.name)
+}
+
+// serving is a call this locality serves, in one allocation: the task that
+// runs its action, and its reply with room for a small result and two
+// chunks.
+type serving struct {
+	t      task
+	rt     *Runtime
+	call   *parcel.Parcel
+	e      *actionEntry
+	reply  parcel.Parcel
+	args   [32]byte
+	chunks [2][]byte
+}
+
+// run is the task: it runs the action and replies.
+func (sv *serving) run(ctx context.Context) {
+	rt, h := sv.rt, &sv.call.Header
+	var endSpan func(error)
+	if rt.cfg.Spans != nil {
+		ctx, endSpan = rt.startServeSpan(ctx, h.Source, sv.e.name, h.Trace)
+	}
+	args, chunks, code, err := sv.e.serve(ctx, h.Args, sv.call.Chunks, sv.args[:0], sv.chunks[:0])
+	if endSpan != nil {
+		endSpan(err)
+	}
+	if err != nil {
+		args, chunks = rt.reg.sentinelOf(err), nil // so errors.Is works on the caller
+	}
+	sv.send(ctx, args, chunks, code, err)
+}
+
+// drop answers a call whose task will never run.
+func (sv *serving) drop(err error) {
+	go sv.send(sv.rt.ctx, nil, nil, parcel.CodeShutdown, err)
+}
+
+// send replies to the call, unless its caller wants no reply.
+func (sv *serving) send(ctx context.Context, args []byte, chunks [][]byte, code parcel.Code, err error) {
+	h := &sv.call.Header
+	if h.Request == 0 {
+		return
+	}
+	sv.reply = parcel.Parcel{Header: parcel.Header{Kind: parcel.KindReply, Dest: h.Source, Request: h.Request, Code: code, Args: args}, Chunks: chunks}
+	if err != nil {
+		sv.reply.Header.Error = err.Error()
+	}
+	if err := sv.rt.port.Send(sv.rt.ctx, &sv.reply); err != nil && sv.rt.Err() == nil {
+		sv.rt.log.Warn("runtime: sending reply failed", "action", h.Action, "to", h.Source, "err", err)
+	}
 }
 
 // PeerDown implements parcel.Handler: a lost peer fails the job.
@@ -464,10 +490,10 @@ func (rt *Runtime) fail(err error) {
 	for _, pc := range pending {
 		if errors.As(err, &le) && le.Locality != pc.dest {
 			// The call's own target may be alive, but the job is over.
-			pc.done(nil, nil, fmt.Errorf("job failed: %w", err))
+			pc.to.reply(nil, nil, fmt.Errorf("job failed: %w", err))
 			continue
 		}
-		pc.done(nil, nil, err)
+		pc.to.reply(nil, nil, err)
 	}
 }
 

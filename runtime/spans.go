@@ -2,9 +2,7 @@ package runtime
 
 import (
 	"context"
-	"errors"
 
-	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tessera-amt/tessera/trace"
 )
 
@@ -48,22 +46,6 @@ func (rt *Runtime) startCallSpan(ctx context.Context, dest uint32, name string, 
 func (rt *Runtime) startServeSpan(tctx context.Context, source uint32, action string, tc []byte) (context.Context, func(error)) {
 	h := rt.cfg.Spans
 	return h.Start(h.Extract(tctx, tc), trace.SpanStart{Name: action, Kind: trace.SpanServer, Locality: rt.here, Peer: source, Task: TaskGUID(tctx)})
-}
-
-// spanDone wraps the completion of a call so that it first ends the call's
-// client span with the call's outcome.
-func spanDone(end func(error), done func(*parcel.Header, [][]byte, error)) func(*parcel.Header, [][]byte, error) {
-	return func(h *parcel.Header, chunks [][]byte, err error) {
-		switch {
-		case err != nil:
-			end(err)
-		case h.Code != parcel.CodeOK:
-			end(errors.New(h.Error))
-		default:
-			end(nil)
-		}
-		done(h, chunks, err)
-	}
 }
 
 // spanBase is the base context of a task spawned from ctx: the locality's,

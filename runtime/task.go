@@ -48,6 +48,7 @@ type task struct {
 	pc     uintptr // function of a local task, named lazily
 	fn     func(ctx context.Context)
 	drop   func(err error) // fails the task's result when it will never run
+	job    job             // instead of fn and drop: work that brings its own state
 	lane   int
 	// own is the Done channel of the context the task's function runs
 	// with, when that is not the task itself (Spawn under a context that
@@ -65,6 +66,26 @@ type task struct {
 	// clears it — the worker that takes it off the queue, or a task that
 	// claims it there — takes it out of the count.
 	inQueue atomic.Bool
+}
+
+// A job is the work of a task whose state lives with the task, in one
+// allocation (a call being served): run instead of task.fn, drop instead
+// of task.drop.
+type job interface {
+	run(ctx context.Context)
+	drop(err error)
+}
+
+// abandon fails the result of t, which will never run.
+func (t *task) abandon(err error) {
+	if j := t.job; j != nil {
+		t.job = nil
+		j.drop(err)
+		return
+	}
+	drop := t.drop
+	t.fn, t.drop = nil, nil
+	drop(err)
 }
 
 type taskKey struct{}
@@ -215,26 +236,33 @@ func (s *scheduler) newGUID() uint64 {
 // blocks. If the scheduler has stopped, drop is called instead, with
 // ErrShutdown.
 func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc uintptr, fn func(ctx context.Context), drop func(error)) *task {
-	t := &task{Context: base, s: s, guid: s.newGUID(), parent: parent, name: name, pc: pc, fn: fn, drop: drop}
+	t := &task{pc: pc, fn: fn, drop: drop}
+	s.submit(t, base, parent, name)
+	return t
+}
+
+// submit gives t, whose work (fn and drop, or job) is set, its identity
+// and runs it on a free lane or queues it.
+func (s *scheduler) submit(t *task, base context.Context, parent uint64, name string) {
+	t.Context, t.s, t.guid, t.parent, t.name = base, s, s.newGUID(), parent, name
 	s.spawned.Add(1)
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
 		t.claimed.Store(true)
-		t.drop(ErrShutdown)
-		return t
+		t.abandon(ErrShutdown)
+		return
 	}
 	if n := len(s.free); n > 0 {
 		lane := s.free[n-1]
 		s.free = s.free[:n-1]
 		s.startLocked(work{t, lane})
-		return t
+		return
 	}
 	t.inQueue.Store(true)
 	s.queue.push(t)
 	s.queued.Add(1)
 	s.mu.Unlock()
-	return t
 }
 
 // startLocked runs w on an idle worker, or a new one, and unlocks s.mu.
@@ -358,9 +386,14 @@ func (s *scheduler) runClaimed(t *task, lane int) int {
 	if o != nil {
 		o.TaskStart(t.info())
 	}
-	fn := t.fn
-	t.fn, t.drop = nil, nil // a finished task keeps nothing of its caller's alive
-	fn(t)
+	if j := t.job; j != nil {
+		t.job = nil // a finished task keeps nothing of its caller's alive
+		j.run(t)
+	} else {
+		fn := t.fn
+		t.fn, t.drop = nil, nil
+		fn(t)
+	}
 	if o != nil {
 		o.TaskStop(t.info())
 	}
@@ -425,7 +458,7 @@ func (s *scheduler) close() {
 	s.queued.Store(0)
 	s.mu.Unlock()
 	for _, t := range dropped {
-		t.drop(ErrShutdown)
+		t.abandon(ErrShutdown)
 	}
 }
 
