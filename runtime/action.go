@@ -22,12 +22,17 @@ type Registry struct {
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{actions: make(map[string]*actionEntry)} }
+func NewRegistry() *Registry {
+	// The runtime's own sentinel that an action's error may wrap travels
+	// like those of RegisterErrors.
+	return &Registry{actions: make(map[string]*actionEntry), sentinels: map[string]error{ErrDirectWait.Error(): ErrDirectWait}}
+}
 
 // actionEntry is the untyped face of a registered action, as the receiving
 // side of a parcel sees it.
 type actionEntry struct {
-	name string
+	name   string
+	direct bool // RegisterDirect: run by the reader of the call's connection
 	// serve decodes the arguments, runs the action, and encodes the
 	// result, appending to rargs and rchunks.
 	serve func(ctx context.Context, args []byte, chunks [][]byte, rargs []byte, rchunks [][]byte) ([]byte, [][]byte, parcel.Code, error)
@@ -53,6 +58,22 @@ func (a Action[A, R]) Name() string { return a.name }
 // this is program set-up, like a duplicate http pattern — when name is empty
 // or taken, when a type cannot travel, or after the runtime has started.
 func Register[A, R any](reg *Registry, name string, fn func(ctx context.Context, args A) (R, error)) Action[A, R] {
+	return register(reg, name, fn, false)
+}
+
+// RegisterDirect is Register for a direct action, as HPX has them: a call
+// from another locality runs on the goroutine that read it, holding a free
+// lane, instead of being handed to a worker goroutine — one hand-off less
+// per call. It is for short actions that do not wait: while it runs, no
+// other parcel from the caller's locality is read, and a Get inside it on
+// a future that is not ready fails at once with ErrDirectWait. When every
+// lane is busy the call is queued as a task like any other; a call on the
+// caller's own locality is a local task.
+func RegisterDirect[A, R any](reg *Registry, name string, fn func(ctx context.Context, args A) (R, error)) Action[A, R] {
+	return register(reg, name, fn, true)
+}
+
+func register[A, R any](reg *Registry, name string, fn func(ctx context.Context, args A) (R, error), direct bool) Action[A, R] {
 	ac, err := codecFor[A]()
 	if err != nil {
 		panic(fmt.Sprintf("runtime: action %q: argument: %v", name, err))
@@ -65,7 +86,7 @@ func Register[A, R any](reg *Registry, name string, fn func(ctx context.Context,
 		panic("runtime: Register needs a name and a function")
 	}
 	a := Action[A, R]{name: name, span: "call " + name, fn: fn, args: ac, res: rc}
-	e := &actionEntry{name: name, serve: func(ctx context.Context, b []byte, c [][]byte, rb []byte, rch [][]byte) ([]byte, [][]byte, parcel.Code, error) {
+	e := &actionEntry{name: name, direct: direct, serve: func(ctx context.Context, b []byte, c [][]byte, rb []byte, rch [][]byte) ([]byte, [][]byte, parcel.Code, error) {
 		args, err := ac.decode(b, c)
 		if err != nil {
 			return nil, nil, parcel.CodeBadArgs, fmt.Errorf("decoding arguments: %w", err)

@@ -19,6 +19,9 @@ var (
 	ErrActionPanic = errors.New("action panicked")
 	// ErrShutdown: the locality shut down before the work could run.
 	ErrShutdown = errors.New("runtime: locality shut down")
+	// ErrDirectWait: a direct action (RegisterDirect) asked for a future
+	// that was not ready; it may not wait.
+	ErrDirectWait = errors.New("runtime: a direct action cannot wait for a future that is not ready")
 )
 
 // ActionError is the error of a future whose action failed: where it ran,

@@ -101,6 +101,10 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
 		return f.val, f.err // p, which t ran itself, fulfilled f
 	}
+	if t != nil && t.direct && !f.ready.Load() {
+		var zero T
+		return zero, ErrDirectWait // the caller's error names the action and the locality
+	}
 	f.mu.Lock()
 	if f.ready.Load() {
 		f.mu.Unlock()

@@ -390,6 +390,9 @@ func (rt *Runtime) serve(p *parcel.Parcel) {
 		return
 	}
 	sv.t.job = sv
+	if sv.e.direct && rt.sched.runHere(&sv.t, rt.ctx, p.Header.Parent, sv.e.name) {
+		return
+	}
 	rt.sched.submit(&sv.t, rt.ctx, p.Header.Parent, sv.e.name)
 }
 

@@ -57,6 +57,9 @@ type task struct {
 	// nested counts the waiters this task runs inside of (helpWith), on
 	// the same goroutine's stack.
 	nested int
+	// direct marks a direct action run by its parcel's reader: it may not
+	// wait (Future.Get).
+	direct bool
 
 	// claimed is set by whoever runs (or drops) the task: the worker that
 	// takes it off the queue, or a task that waits for its result and runs
@@ -263,6 +266,29 @@ func (s *scheduler) submit(t *task, base context.Context, parent uint64, name st
 	s.queue.push(t)
 	s.queued.Add(1)
 	s.mu.Unlock()
+}
+
+// runHere runs t, whose job is set, on the calling goroutine if a lane is
+// free, and reports whether it did; the lane goes on to the next task
+// afterwards, as a worker's would. t is marked direct: it may not wait.
+func (s *scheduler) runHere(t *task, base context.Context, parent uint64, name string) bool {
+	s.mu.Lock()
+	n := len(s.free)
+	if s.stopped || n == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	lane := s.free[n-1]
+	s.free = s.free[:n-1]
+	s.mu.Unlock()
+	t.Context, t.s, t.guid, t.parent, t.name = base, s, s.newGUID(), parent, name
+	t.direct = true
+	t.claimed.Store(true)
+	s.spawned.Add(1)
+	if lane = s.runClaimed(t, lane); lane >= 0 {
+		s.release(lane)
+	}
+	return true
 }
 
 // startLocked runs w on an idle worker, or a new one, and unlocks s.mu.

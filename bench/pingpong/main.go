@@ -22,6 +22,8 @@
 //
 // Tessera only (the parcelports compared, `tessera run --parcelport`):
 //
+//	rtt-direct  rtt with the echo registered as a direct action
+//	       (runtime.RegisterDirect), run by the goroutine that reads it
 //	sweep  for each size of -sweep-sizes (bytes), the time of one call
 //	       carrying a []float64 of that size, waited for before the next
 //	       (latency), and the payload rate with -window calls in flight
@@ -200,6 +202,11 @@ func tessera(p params) int {
 	echo := runtime.Register(reg, "bench.echo", func(ctx context.Context, b []byte) ([]byte, error) {
 		return b, nil
 	})
+	// The same echo as a direct action, run by the goroutine that reads
+	// the call instead of a worker (rtt-direct).
+	echoDirect := runtime.RegisterDirect(reg, "bench.echo-direct", func(ctx context.Context, b []byte) ([]byte, error) {
+		return b, nil
+	})
 	sink := runtime.Register(reg, "bench.sink", func(ctx context.Context, v []float64) (int, error) {
 		n := len(v)
 		// Done with the block: the next one is read into the same memory.
@@ -214,13 +221,19 @@ func tessera(p params) int {
 			return nil // locality 1 serves the calls until locality 0 finalizes
 		}
 		peer := rt.Locality(1)
-		if p.tests["rtt"] {
+		for _, t := range []struct {
+			test, name string
+			echo       runtime.Action[[]byte, []byte]
+		}{{"rtt", "tessera_rtt", echo}, {"rtt-direct", "tessera_rtt_direct", echoDirect}} {
+			if !p.tests[t.test] {
+				continue
+			}
 			msg := make([]byte, p.rttSize)
 			for i := range msg {
 				msg[i] = byte(i)
 			}
 			round := func() error {
-				r, err := runtime.Async(ctx, peer, echo, msg).Get(ctx)
+				r, err := runtime.Async(ctx, peer, t.echo, msg).Get(ctx)
 				if err == nil && len(r) != len(msg) {
 					err = fmt.Errorf("echo returned %d bytes, sent %d", len(r), len(msg))
 				}
@@ -230,7 +243,7 @@ func tessera(p params) int {
 			if err != nil {
 				return err
 			}
-			result("tessera_rtt", "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
+			result(t.name, "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
 		}
 		if p.tests["bw"] {
 			block := make([]float64, p.bwElems)

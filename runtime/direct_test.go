@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// directActions registers the actions of the direct-action tests.
+type directActions struct {
+	where Action[int, string] // direct: how and where it ran
+	wait  Action[int, int]    // direct: waits for a future that is not ready
+	hold  Action[int, int]    // plain: holds its lane until release is closed
+}
+
+func newDirectActions(release <-chan struct{}, holding chan<- struct{}) (*Registry, directActions) {
+	reg := NewRegistry()
+	var a directActions
+	a.where = RegisterDirect(reg, "test.direct-where", func(ctx context.Context, n int) (string, error) {
+		t := taskOf(ctx)
+		if t == nil {
+			return "", errors.New("not a task")
+		}
+		return fmt.Sprintf("direct=%v lane=%d guid=%x parent=%x n=%d", t.direct, t.lane, t.guid, t.parent, n), nil
+	})
+	a.wait = RegisterDirect(reg, "test.direct-wait", func(ctx context.Context, n int) (int, error) {
+		return newFuture[int](nil).Get(ctx)
+	})
+	a.hold = Register(reg, "test.hold-lane", func(ctx context.Context, n int) (int, error) {
+		holding <- struct{}{}
+		<-release // a Go channel, not a future: the lane stays taken
+		return n, nil
+	})
+	return reg, a
+}
+
+// A direct action called from another locality runs on the goroutine that
+// read the call, holding a lane, as a task with a GUID and the caller's
+// task as parent, seen by the observer; a Get inside it on a future that
+// is not ready fails at once with ErrDirectWait naming the action; and
+// with every lane taken it runs as an ordinary task once one frees.
+func TestDirectAction(t *testing.T) {
+	ctx := testCtx(t)
+	release, holding := make(chan struct{}), make(chan struct{}, 1)
+	reg, a := newDirectActions(release, holding)
+	recs := []*recorder{newRecorder(), newRecorder()}
+	job, err := StartLocal(ctx, 2, Config{Registry: reg, Observer: multiObserver(recs), Lanes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		if rt.Here() != 0 {
+			return nil
+		}
+		peer := rt.Locality(1)
+		got, err := Async(ctx, peer, a.where, 7).Get(ctx)
+		if err != nil {
+			return err
+		}
+		var direct bool
+		var lane int
+		var guid, parent uint64
+		var n int
+		if _, err := fmt.Sscanf(got, "direct=%t lane=%d guid=%x parent=%x n=%d", &direct, &lane, &guid, &parent, &n); err != nil {
+			return fmt.Errorf("reply %q: %v", got, err)
+		}
+		if !direct || lane != 0 || GUIDLocality(guid) != 1 || parent != TaskGUID(ctx) || n != 7 {
+			return fmt.Errorf("direct action ran as %q, want direct on lane 0 of locality 1 with parent %x", got, TaskGUID(ctx))
+		}
+		recs[1].mu.Lock()
+		info, seen := recs[1].starts[guid]
+		recs[1].mu.Unlock()
+		if !seen || info.Name != "test.direct-where" || info.Lane != 0 || info.Parent != parent {
+			return fmt.Errorf("observer of locality 1 saw %+v (seen %v) for task %x", info, seen, guid)
+		}
+
+		_, err = Async(ctx, peer, a.wait, 1).Get(ctx)
+		if !errors.Is(err, ErrDirectWait) || !strings.Contains(err.Error(), "test.direct-wait") || !strings.Contains(err.Error(), "locality 1") {
+			return fmt.Errorf("direct action waiting: got %v, want ErrDirectWait naming test.direct-wait on locality 1", err)
+		}
+
+		// Take locality 1's only lane; the direct call must wait for it and
+		// then run on a worker, not on the reader.
+		held := Async(ctx, peer, a.hold, 3)
+		select {
+		case <-holding:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		queued := Async(ctx, peer, a.where, 8)
+		time.Sleep(20 * time.Millisecond)
+		if queued.IsReady() {
+			v, err := queued.Get(ctx)
+			return fmt.Errorf("direct call answered (%q, %v) while every lane was taken", v, err)
+		}
+		close(release)
+		if _, err := held.Get(ctx); err != nil {
+			return err
+		}
+		got, err = queued.Get(ctx)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(got, "direct=false lane=0 ") || !strings.HasSuffix(got, " n=8") {
+			return fmt.Errorf("direct call with every lane taken ran as %q, want an ordinary task on lane 0", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Direct actions over loopback TCP, the path the reader runs them on.
+func TestDirectActionTCP(t *testing.T) {
+	ctx := testCtx(t)
+	release, holding := make(chan struct{}), make(chan struct{}, 1)
+	reg, a := newDirectActions(release, holding)
+	close(release)
+	rts := startTCPWith(t, 2, Config{Registry: reg})
+	for i := range 100 {
+		got, err := Async(ctx, rts[0].Locality(1), a.where, i).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(got, "direct=true ") || !strings.HasSuffix(got, fmt.Sprintf(" n=%d", i)) {
+			t.Fatalf("call %d ran as %q, want direct", i, got)
+		}
+	}
+	if _, err := Async(ctx, rts[1].Locality(0), a.wait, 1).Get(ctx); !errors.Is(err, ErrDirectWait) {
+		t.Fatalf("direct action waiting over TCP: got %v, want ErrDirectWait", err)
+	}
+	finalizeAll(t, rts)
+}
