@@ -90,10 +90,12 @@ func (d *frameDecoder) fed(n int, direct bool, deliver func(p *Parcel, wire int6
 	return nil
 }
 
-// inParcel is a received parcel with room for the chunk lengths and chunks
-// of most parcels, so that receiving one costs one allocation.
+// inParcel is a received parcel with room for the small arguments, chunk
+// lengths and chunks of most parcels, so that receiving one costs one
+// allocation (and the action name's string for calls).
 type inParcel struct {
 	p      Parcel
+	args   [32]byte
 	lens   [2]uint64
 	chunks [2][]byte
 }
@@ -127,7 +129,7 @@ func (d *frameDecoder) head() (bool, error) {
 	}
 	in := new(inParcel)
 	p := &in.p
-	p.Header.Chunks = in.lens[:0]
+	p.Header.Args, p.Header.Chunks = in.args[:0], in.lens[:0]
 	if err := DecodeHeader(d.stage[d.r+frameHeadLen:d.r+need], &p.Header); err != nil {
 		return false, &FrameError{"header", err}
 	}
