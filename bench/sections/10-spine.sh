@@ -15,6 +15,8 @@ BENCHTIME=${BENCHTIME:-2x} # of the task benchmark
 RTT_N=20000 RTT_WARM=2000 BW_N=128 BW_WARM=16 WINDOW=4
 PP_FLAGS=(-test 'rtt,bw' -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64 -bw-n "$BW_N" -bw-warmup "$BW_WARM" -bw-elems 1048576)
 TESSERA_FLAGS=(-window "$WINDOW")
+# The blocking job also times the echo as a direct action (RegisterDirect).
+DIRECT_TEST=(-test 'rtt,rtt-direct,bw')
 GOTEST=(go test -run '^$' -bench '^BenchmarkTasks$' -benchtime "$BENCHTIME" -count "$REPS" ./bench/)
 GOTEST_SHOWN="go test -run '^\$' -bench '^BenchmarkTasks\$' -benchtime $BENCHTIME -count $REPS ./bench/"
 
@@ -120,7 +122,7 @@ for ((r = 1; r <= REPS; r++)); do
 	say "pingpong repetition $r of $REPS"
 	if ((r % 2)); then
 		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
-		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
 		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
 		poll_job >>"$tmp/results"
 		mpi_run stream 2 "${MPI_BW_ARGS[@]}" >>"$tmp/results"
@@ -132,7 +134,7 @@ for ((r = 1; r <= REPS; r++)); do
 		mpi_run stream 2 "${MPI_BW_ARGS[@]}" >>"$tmp/results"
 		poll_job >>"$tmp/results"
 		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
-		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" >>"$tmp/results"
+		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
 		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
 	fi
 done
@@ -140,12 +142,15 @@ cat "$tmp/results" >&2
 [ -z "$mpi_skip" ] || sed -i '/name=mpi_/d' "$tmp/results" # a partial baseline is no baseline
 
 field tessera_rtt us_per_rtt <"$tmp/results" >"$tmp/t_rtt"
+field tessera_rtt_direct us_per_rtt <"$tmp/results" >"$tmp/d_rtt"
 field raw_rtt us_per_rtt <"$tmp/results" >"$tmp/r_rtt"
 field tessera_bw gbps <"$tmp/results" >"$tmp/t_bw"
 field raw_bw gbps <"$tmp/results" >"$tmp/r_bw"
 t_rtt=$(median <"$tmp/t_rtt")
 r_rtt=$(median <"$tmp/r_rtt")
 rtt_ratio=$(ratios "$tmp/t_rtt" "$tmp/r_rtt" | median)
+d_rtt=$(median <"$tmp/d_rtt")
+d_ratio=$(ratios "$tmp/d_rtt" "$tmp/r_rtt" | median)
 t_bw=$(median <"$tmp/t_bw")
 r_bw=$(median <"$tmp/r_bw")
 bw_ratio=$(ratios "$tmp/t_bw" "$tmp/r_bw" | median)
@@ -338,6 +343,7 @@ fi
 
 cat >>"$SUMMARY" <<EOF
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
+| Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking, **direct action** (\`RegisterDirect\`) | $(fmt "$d_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$d_ratio" '%.2f') | ≤ 1.5 | $(meets "$d_ratio" '<=' 1.5) |
 $poll_row
 | 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
 $best_rows
@@ -360,7 +366,10 @@ and GB/s is the bytes each locality contributes over the time per operation.
 Locality 0 calls an action on locality 1 that returns its 64-byte \`[]byte\`
 argument, and waits for the reply before the next call. With the localities
 **blocking** (the default progress mode: readers wait in Go's network
-poller, tasks park): $(list "$tmp/t_rtt" %.1f) µs per round trip; with them
+poller, tasks park): $(list "$tmp/t_rtt" %.1f) µs per round trip; the same
+echo registered as a **direct action** (\`runtime.RegisterDirect\`: run by
+the goroutine that read the call while a lane is free, not handed to a
+worker; \`-test rtt-direct\`): $(list "$tmp/d_rtt" %.1f) µs; with them
 **polling** (\`tessera run --progress poll\`): $(list "$tmp/p_rtt" %.1f) µs.
 The baseline of the blocking mode is two processes of plain Go on one TCP
 connection with TCP_NODELAY: the client writes 64 bytes and **blocks**
@@ -384,7 +393,7 @@ a quiet moment (\`pingpong -mode tessera -test rtt\` under \`tessera run -n 2
 meet the 1.2 target.
 
     # Tessera: two localities of one job (tessera run gives each GOMAXPROCS=cores/2)
-    tessera run -n 2 pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]}
+    tessera run -n 2 pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]} ${DIRECT_TEST[*]}
     tessera run -n 2 --progress poll pingpong -mode tessera ${PP_FLAGS[*]} ${TESSERA_FLAGS[*]}
     tessera run -n 2 --parcelport nbio pingpong -mode tessera -test bw ${PP_FLAGS[*]:2} ${TESSERA_FLAGS[*]}
     tessera run -n 2 --tcp-congestion reno pingpong -mode tessera -test bw ${PP_FLAGS[*]:2} ${TESSERA_FLAGS[*]}
