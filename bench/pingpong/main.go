@@ -13,6 +13,10 @@
 //	rtt  a round trip of a 64-byte []byte: Tessera calls an action that
 //	     returns its argument and waits for the reply; raw writes 64 bytes
 //	     on a TCP_NODELAY connection and reads the 64 echoed back.
+//	rtt-handoff  (raw) rtt with the two goroutine hand-offs of the runtime's
+//	     design: in each process a reader goroutine hands each message over
+//	     a channel, to a worker goroutine that writes the echo, and to the
+//	     caller that waits for its reply.
 //	bw   8 MiB blocks one way: Tessera calls an action taking a []float64
 //	     of 1Mi elements and returning its length, with -window calls in
 //	     flight; raw writes 8 MiB blocks that the peer reads into one reused
@@ -458,6 +462,42 @@ func raw(p params) error {
 			return fmt.Errorf("rtt: %w", err)
 		}
 	}
+	if p.tests["rtt-handoff"] {
+		err := withPeer(p, "rtt-handoff", func(c *net.TCPConn) error {
+			// The client's reader goroutine hands each reply to the caller,
+			// as a parcel reader fulfils a future that a task waits on.
+			replies := make(chan struct{}, 1)
+			go func() {
+				defer close(replies)
+				in := make([]byte, p.rttSize)
+				for {
+					if _, err := io.ReadFull(c, in); err != nil {
+						return
+					}
+					replies <- struct{}{}
+				}
+			}()
+			msg := make([]byte, p.rttSize)
+			round := func() error {
+				if _, err := c.Write(msg); err != nil {
+					return err
+				}
+				if _, ok := <-replies; !ok {
+					return errors.New("connection ended")
+				}
+				return nil
+			}
+			took, err := timeRounds(p.rttWarm, p.rttN, round)
+			if err != nil {
+				return err
+			}
+			result("raw_rtt_handoff", "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rtt-handoff: %w", err)
+		}
+	}
 	if p.tests["bw"] {
 		err := withPeer(p, "bw", func(c *net.TCPConn) error {
 			block := make([]byte, p.bwElems*8)
@@ -572,6 +612,35 @@ func rawPeer(p params) error {
 			if _, err := c.Write(buf); err != nil {
 				return err
 			}
+		}
+	case p.tests["rtt-handoff"]:
+		// The reader goroutine hands each message to a worker goroutine,
+		// which writes the echo: a call handed from a parcel reader to a
+		// task on a lane. Strict ping-pong: the next message arrives only
+		// after the echo of this one, so one buffer serves.
+		buf := make([]byte, p.rttSize)
+		work, done := make(chan struct{}, 1), make(chan error, 1)
+		go func() {
+			for range work {
+				if _, err := c.Write(buf); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				close(work)
+				if werr := <-done; werr != nil {
+					return werr
+				}
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			work <- struct{}{}
 		}
 	case p.tests["bw"]:
 		buf := make([]byte, p.bwElems*8)

@@ -41,6 +41,10 @@ tessera_job() {
 }
 
 raw_run() { timeout 120 "$pp" -mode raw "$@"; }
+# handoff_run: the raw ping-pong with the two goroutine hand-offs of the
+# runtime's design (-test rtt-handoff), at GOMAXPROCS=1 as tessera run
+# gives each of 2 localities on 2 cores.
+handoff_run() { GOMAXPROCS=1 timeout 120 "$pp" -mode raw -test rtt-handoff -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64; }
 
 # mode_job NAME RUN-FLAGS... -- PINGPONG-FLAGS...: tessera_job under
 # other `tessera run` flags; its results are named tessera_NAME_*.
@@ -123,6 +127,7 @@ for ((r = 1; r <= REPS; r++)); do
 	if ((r % 2)); then
 		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
+		handoff_run >>"$tmp/results"
 		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
 		poll_job >>"$tmp/results"
 		mpi_run stream 2 "${MPI_BW_ARGS[@]}" >>"$tmp/results"
@@ -134,6 +139,7 @@ for ((r = 1; r <= REPS; r++)); do
 		mpi_run stream 2 "${MPI_BW_ARGS[@]}" >>"$tmp/results"
 		poll_job >>"$tmp/results"
 		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
+		handoff_run >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
 		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
 	fi
@@ -151,6 +157,10 @@ r_rtt=$(median <"$tmp/r_rtt")
 rtt_ratio=$(ratios "$tmp/t_rtt" "$tmp/r_rtt" | median)
 d_rtt=$(median <"$tmp/d_rtt")
 d_ratio=$(ratios "$tmp/d_rtt" "$tmp/r_rtt" | median)
+field raw_rtt_handoff us_per_rtt <"$tmp/results" >"$tmp/h_rtt"
+h_rtt=$(median <"$tmp/h_rtt")
+h_ratio=$(ratios "$tmp/h_rtt" "$tmp/r_rtt" | median)
+th_ratio=$(ratios "$tmp/t_rtt" "$tmp/h_rtt" | median)
 t_bw=$(median <"$tmp/t_bw")
 r_bw=$(median <"$tmp/r_bw")
 bw_ratio=$(ratios "$tmp/t_bw" "$tmp/r_bw" | median)
@@ -344,6 +354,8 @@ fi
 cat >>"$SUMMARY" <<EOF
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking, **direct action** (\`RegisterDirect\`) | $(fmt "$d_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$d_ratio" '%.2f') | ≤ 1.5 | $(meets "$d_ratio" '<=' 1.5) |
+| Raw TCP ping-pong with the design's two goroutine hand-offs (GOMAXPROCS=1) | $(fmt "$h_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$h_ratio" '%.2f') | — | no target (the floor of the design) |
+| Action round trip, 64-byte \`[]byte\`, blocking, against the raw ping-pong **with the hand-offs** | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$h_rtt" '%.1f') µs (raw with the two hand-offs) | $(fmt "$th_ratio" '%.2f') | — | no target (the runtime's own cost) |
 $poll_row
 | 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
 $best_rows
@@ -374,7 +386,13 @@ worker; \`-test rtt-direct\`): $(list "$tmp/d_rtt" %.1f) µs; with them
 The baseline of the blocking mode is two processes of plain Go on one TCP
 connection with TCP_NODELAY: the client writes 64 bytes and **blocks**
 reading the 64 echoed back: $(list "$tmp/r_rtt" %.1f) µs (polling against
-it: $(fmt "$p_raw_ratio" '%.2f')). The baseline of the poll mode is
+it: $(fmt "$p_raw_ratio" '%.2f')). The same ping-pong with the two goroutine
+hand-offs that the runtime's design makes per round trip (\`-test
+rtt-handoff\`: in each process a reader goroutine hands each message over a
+channel — to a worker goroutine that writes the echo, as a call goes to a
+task on a lane, and to the caller, as a reply fulfils the future a task
+waits on), at GOMAXPROCS=1 as \`tessera run\` gives each locality:
+$(list "$tmp/h_rtt" %.1f) µs, the floor of any runtime built this way. The baseline of the poll mode is
 \`bench/mpi/pingpong.c\`, \`MPI_Send\`/\`MPI_Recv\` of 64 bytes between 2
 ranks of Open MPI over TCP, which **polls** while it waits: $mpi_rtt_text.
 All warm up with $RTT_WARM round trips and time $RTT_N.
@@ -399,47 +417,57 @@ meet the 1.2 target.
     tessera run -n 2 --tcp-congestion reno pingpong -mode tessera -test bw ${PP_FLAGS[*]:2} ${TESSERA_FLAGS[*]}
     # baselines: the raw one starts its peer as a child process
     pingpong -mode raw ${PP_FLAGS[*]}
+    GOMAXPROCS=1 pingpong -mode raw -test rtt-handoff -rtt-n $RTT_N -rtt-warmup $RTT_WARM -rtt-size 64
     mpicc -O2 -o mpi_pingpong bench/mpi/pingpong.c
     mpirun ${MPIRUN_FLAGS[*]} -np 2 ./mpi_pingpong ${MPI_PP_ARGS[*]}
     mpicc -O2 -o mpi_stream bench/mpi/stream.c
     mpirun ${MPIRUN_FLAGS[*]} -np 2 ./mpi_stream ${MPI_BW_ARGS[*]}
 
-Where the round trip goes (measured by hand, not by this script:
-\`perf stat -e task-clock,context-switches\` around whole jobs of 50,000
-round trips, GOMAXPROCS=1 per locality as \`tessera run -n 2\` sets it on
-2 cores, at a quiet moment; \`pingpong -cpuprofile\` for the split).
-Blocking, the two Tessera localities spent 26.6 µs of CPU per round trip
-(the slope between jobs of 1,000 and 50,000; 13.3 µs a side) against
-16.6 µs for the raw ping-pong (8.3 a side), with 2.9 context switches per
-round trip against 2.5, at 24.4-25.6 µs against 14.4-15.7 µs per round
-trip (three alternating pairs). Of a Tessera side, the system calls take
-about as long as the raw program's: the write of the frame 4.5-5 µs (it
-carries the loopback delivery and the wake-up of the peer), the
-\`epoll_wait\` that returns with it about 2 µs, the read 1 µs. The rest,
-about 5 µs against 2, is the runtime: decoding the frame (msgp header),
-about 11 allocations, and the hand-offs between goroutines — the reader
-gives a call to a task on a worker goroutine and a reply to the task
-waiting for it, two goroutine switches and parks that the one-goroutine
-raw program does not make.
+Where the round trip goes (measured by hand, not by this script, in
+alternating runs on this shared machine, GOMAXPROCS=1 per locality as
+\`tessera run -n 2\` sets it on 2 cores). Medians of 6 rounds of jobs of
+20,000 round trips: raw ping-pong 19.8 µs; the same with the design's two
+hand-offs (\`-test rtt-handoff\`, GOMAXPROCS=1) 23.6 µs, 1.19 times raw;
+Tessera 32.2 µs; the echo as a direct action 29.8 µs. So of Tessera's
+excess over raw, about a third is the structure — a reader that is not the
+caller and a call that runs on a lane — and two thirds the runtime's own
+work per message: the msgp header (encoded, then walked once to bound what
+decoding may allocate, then decoded), the pending-call table, the future,
+the lane given back while the caller waits and taken again, the counters.
+At GOMAXPROCS=2 (the Go default) the hand-off ping-pong takes 45-57 µs:
+each hand-off then wakes a thread on the other core, which is why
+\`tessera run\` gives each locality its share of the cores.
 
-What changed the round trip this time, each measured in alternating runs:
-the reader reads the socket's descriptor itself and, after a read that came
-back short, waits in the poller instead of reading again to hear
-\`EAGAIN\` (\`strace -c -f\` of a job of 22,000 round trips: 44,050 reads,
-8 of them empty, against 87,564 with 43,520 empty before); a frame whose
-payload is 4 KiB or less goes out with one \`write\` of a copied buffer
-instead of a \`writev\`. Together with the collective changes (next
-section) they took the CPU of a round trip from about 33 µs to 27 µs.
-What is left is mostly the hand-off of each call to a worker goroutine: an
-experiment that ran each call on the reader goroutine itself (not kept: a
-call that blocks there would stall its connection; only actions declared
-never to block, as HPX's direct actions, could run so) used 9 % less CPU
-per round trip (35.2 against 31.9 µs, medians of 8 alternating jobs of
-20,000 round trips, other work on the machine), while the round trip
-itself moved within the noise (29.2 against 28.7 µs). Polling, the reader
-asks the socket with \`ppoll\` before it reads: a \`read\` that finds nothing
-takes the socket's lock, which the arriving data then waits for (the
-kernel's spin-lock slow path fell from 4.6 % to 1.9 % of the samples).
+What changed the round trip, each measured in alternating runs:
+
+- Allocations: a remote call is one allocation (its future, its entry in
+  the pending table, its parcel with room for small arguments and two
+  chunks), a served call another (its task and its reply), a received
+  parcel a third (with room for 32 bytes of arguments and two chunks);
+  replies no longer carry the action's name. \`go test -bench
+  BenchmarkRoundTripTCP -benchmem ./runtime/\`: 23 allocations and 1,608
+  bytes per round trip before, 7 and about 1,700 after. Round trip 36.0 →
+  32.6 µs and whole-job CPU per round trip 43.3 → 39.5 µs (medians of 12
+  alternating jobs against the build before).
+- Direct actions (\`runtime.RegisterDirect\`, as HPX's): the reader runs the
+  call itself while a lane is free, without the hand-off to a worker; in
+  poll mode 23.2 against 25.4 µs (medians of 6), blocking within the noise
+  of this machine (the rows above).
+- Tried and not kept: reading and writing small frames with raw system
+  calls that the Go scheduler is not told of, which saves the futex that
+  wakes the runtime's monitor thread (sysmon) on each message (\`strace -c
+  -f\`: 14,000 futex calls in a job of 5,100 round trips before, 176 after).
+  The round trip got slower, 30.0 → 45.2 µs, and CPU per round trip rose
+  37.6 → 49.1 µs (medians of 10 alternating jobs): the monitor's frequent
+  wake-ups keep this virtual machine's cores from halting, and a halted
+  core wakes slowly and with cold caches.
+- Earlier: the reader reads the socket's descriptor itself and, after a
+  read that came back short, waits in the poller instead of reading again to
+  hear \`EAGAIN\` (half the reads); a frame whose payload is 4 KiB or less
+  goes out with one \`write\` of a copied buffer instead of a \`writev\`.
+  Polling, the reader asks the socket with \`ppoll\` before it reads: a
+  \`read\` that finds nothing takes the socket's lock, which the arriving
+  data then waits for.
 
 ### Payload throughput
 
