@@ -48,6 +48,11 @@ func (s *spinner) await(fd uintptr, quit func(now time.Time) bool) bool {
 	defer s.polling.Add(-1)
 	var start time.Time
 	for try := 0; ; try++ {
+		if try%goschedEvery == 0 {
+			// First of all: what the reader just delivered may have
+			// readied a goroutine (a reply's waiter, a call's task).
+			goruntime.Gosched()
+		}
 		if readable(&s.pfd, fd) {
 			return true
 		}
@@ -60,7 +65,6 @@ func (s *spinner) await(fd uintptr, quit func(now time.Time) bool) bool {
 				return false // silent for long, or done: block
 			}
 		}
-		goruntime.Gosched()
 		if try%yieldEvery == yieldEvery-1 {
 			t0 := time.Now()
 			osYield()
@@ -76,6 +80,11 @@ func (s *spinner) await(fd uintptr, quit func(now time.Time) bool) bool {
 
 // yieldEvery is how many tries the spinner makes per sched_yield.
 const yieldEvery = 4
+
+// goschedEvery is how many tries the spinner makes per runtime.Gosched,
+// which lets the process's other goroutines run: a Gosched takes the
+// scheduler's lock twice, a try is one ppoll.
+const goschedEvery = 4
 
 // yieldTaken is how long a sched_yield must take for the spinner to
 // conclude that another thread wanted its core.
