@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/sockopt"
 	"log/slog"
 	"net"
 	goruntime "runtime"
@@ -113,8 +114,8 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	}
 	if cfg.Congestion != "" {
 		// Connections accepted later inherit it from the listener.
-		if err := setCongestion(cfg.Listener, cfg.Congestion); err != nil {
-			return nil, err
+		if err := sockopt.SetCongestion(cfg.Listener, cfg.Congestion); err != nil {
+			return nil, fmt.Errorf("parcel: %w", err)
 		}
 	}
 	t := &TCP{cfg: cfg}
@@ -177,8 +178,8 @@ var sendReqPool = sync.Pool{New: func() any { return &sendReq{done: make(chan er
 // ended: the peer's write lock is held until start or release.
 func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
 	if t.cfg.Congestion != "" {
-		if err := setCongestion(c, t.cfg.Congestion); err != nil {
-			return nil, err
+		if err := sockopt.SetCongestion(c, t.cfg.Congestion); err != nil {
+			return nil, fmt.Errorf("parcel: %w", err)
 		}
 	}
 	return t.admit(id, c, func() *tcpPeer {

@@ -53,6 +53,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/sockopt"
 	"io"
 	"net"
 	"os"
@@ -657,6 +658,18 @@ func rawPeer(p params) error {
 		return nil
 	}
 	return fmt.Errorf("raw-peer: no test")
+}
+
+// setCongestion makes c use the TCP congestion control algorithm name, as
+// the tcp parcelport does; "" leaves the system's default.
+func setCongestion(c *net.TCPConn, name string) error {
+	if name == "" {
+		return nil
+	}
+	if err := sockopt.SetCongestion(c, name); err != nil {
+		return fmt.Errorf("-congestion: %w", err)
+	}
+	return nil
 }
 
 func freePort() error {
