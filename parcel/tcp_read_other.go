@@ -3,13 +3,17 @@
 package parcel
 
 import (
+	"errors"
 	"net"
 	"syscall"
 )
 
-// rawConn gives no raw access here: readLoop reads through a FrameReader.
+// rawConn gives no raw access here, so readLoop reads through a
+// FrameReader and never calls readRaw.
 func rawConn(net.Conn) syscall.RawConn { return nil }
 
+// readRaw is readRaw of the systems with raw descriptor access; here it
+// only says that there is none.
 func readRaw(syscall.RawConn, *deadlineReader, *frameDecoder, *spinner, func(*Parcel, int64)) error {
-	panic("parcel: readRaw without raw access")
+	return errors.New("parcel: no raw descriptor access on this system")
 }
