@@ -267,12 +267,28 @@ coll_job() {
 	sed -n 's/^\[L0\] //p' "$tmp/out" | sed "$rename"
 }
 mpi_job() { mpi_run allreduce 4 "${MPI_ARGS[@]}"; }
+# raw_coll_job: bench/rawallreduce, the one-double AllReduce with the same
+# algorithm over plain blocking Go sockets, 4 processes started by tessera
+# run (the same GOMAXPROCS as the localities) on a free base port.
+go build -o "$tmp/rawallreduce" ./bench/rawallreduce
+raw_coll_job() {
+	local port rc=0
+	port=$("$pp" -mode freeport)
+	timeout 120 "$tessera" run -n 4 "$tmp/rawallreduce" -port "$port" -n "$COLL_N" -warmup "$COLL_WARM" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		say "rawallreduce job failed (exit $rc):"
+		sed 's/^/  /' "$tmp/err" >&2
+		return 1
+	fi
+	sed -n 's/^\[L0\] //p' "$tmp/out"
+}
 
 : >"$tmp/coll"
 for ((r = 1; r <= REPS; r++)); do
 	say "collectives repetition $r of $REPS"
 	if ((r % 2)); then
 		mpi_job >>"$tmp/coll"
+		raw_coll_job >>"$tmp/coll"
 		coll_job >>"$tmp/coll"
 		coll_job --bind core >>"$tmp/coll"
 		coll_job --progress poll >>"$tmp/coll"
@@ -280,6 +296,7 @@ for ((r = 1; r <= REPS; r++)); do
 		coll_job --progress poll >>"$tmp/coll"
 		coll_job --bind core >>"$tmp/coll"
 		coll_job >>"$tmp/coll"
+		raw_coll_job >>"$tmp/coll"
 		mpi_job >>"$tmp/coll"
 	fi
 done
@@ -333,10 +350,25 @@ coll_row() {
 		say "$name: tessera $t_us us ($t_gb GB/s), open mpi skipped"
 	fi
 }
+# raw_coll_rows: the plain-Go AllReduce against Open MPI (the floor of a
+# blocking design), and Tessera's blocking AllReduce against it.
+raw_coll_rows() {
+	field raw_allreduce1 us <"$tmp/coll" >"$tmp/c_raw.t"
+	[ -s "$tmp/c_raw.t" ] || return 0
+	local r_us rm tr
+	r_us=$(median <"$tmp/c_raw.t")
+	tr=$(ratios "$tmp/c_allreduce1.t" "$tmp/c_raw.t" | median)
+	if [ -s "$tmp/c_allreduce1.m" ]; then
+		rm=$(ratios "$tmp/c_raw.t" "$tmp/c_allreduce1.m" | median)
+		echo "| Plain Go AllReduce 1 double (\`bench/rawallreduce\`: the same recursive doubling on blocking sockets), 4 processes | $(fmt "$r_us" '%.1f') µs | $(fmt "$(median <"$tmp/c_allreduce1.m")" '%.1f') µs (Open MPI over TCP) | $(fmt "$rm" '%.2f') | — | no target (the floor of a blocking design) |"
+	fi
+	echo "| AllReduce 1 double, 4 localities, blocking, against the plain Go AllReduce | $(fmt "$(median <"$tmp/c_allreduce1.t")" '%.1f') µs | $(fmt "$r_us" '%.1f') µs (plain Go, blocking sockets) | $(fmt "$tr" '%.2f') | — | no target (the runtime's own cost) |"
+}
 coll_rows=$(
 	coll_row "AllReduce 1 double, 4 localities, blocking" allreduce1 small
 	coll_row "AllReduce 1 double, 4 localities, blocking, **bound** in pairs to the cores (\`--bind core\`)" bound_allreduce1 small mpi_allreduce1
 	coll_row "AllReduce 1 double, 4 localities, **polling** (\`--progress poll\`)" poll_allreduce1 small mpi_allreduce1
+	raw_coll_rows
 	coll_row "AllReduce 1 MiB, 4 localities" allreduce1mib big
 	coll_row "AllGather 1 MiB per locality, 4 localities" allgather1mib big
 )
@@ -632,10 +664,21 @@ The baseline, \`bench/mpi/allreduce.c\`, does the same with
 \`MPI_Allreduce\` and \`MPI_Allgather\` under Open MPI with the TCP transport
 only (no shared memory), 4 ranks on the same 2 cores. $mpi_note
 
+The floor of a blocking design, \`bench/rawallreduce\`: the one-double
+AllReduce by the same recursive doubling in plain Go — 4 processes started
+by \`tessera run -n 4\` (so the same GOMAXPROCS), a full mesh of
+\`TCP_NODELAY\` connections, one goroutine each writing 8 bytes to its
+partner and blocking to read 8 back, twice per operation:
+$(list "$tmp/c_raw.t" %.1f) µs. What it takes over Open MPI, which polls,
+no blocking runtime can win back; what Tessera's blocking row takes over
+it is the runtime's own.
+
     # Tessera, blocking; and polling, the one-double AllReduce only
     tessera run -n 4 collbench ${COLL_FLAGS[*]}
     tessera run -n 4 --bind core collbench ${COLL_FLAGS[*]} -test allreduce1
     tessera run -n 4 --progress poll collbench ${COLL_FLAGS[*]} -test allreduce1
+    # the plain-Go floor, on 4 consecutive free ports from P
+    tessera run -n 4 rawallreduce -port P -n $COLL_N -warmup $COLL_WARM
     # Open MPI (installed by the script as root when missing: apt-get install openmpi-bin libopenmpi-dev)
     mpicc -O2 -o allreduce bench/mpi/allreduce.c
     mpirun ${MPIRUN_FLAGS[*]} -np 4 ./allreduce ${MPI_ARGS[*]}
