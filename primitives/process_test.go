@@ -1,21 +1,13 @@
 package primitives
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
-	goruntime "runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"github.com/tessera-amt/tessera/trace"
 )
 
@@ -23,33 +15,14 @@ import (
 // processes over real sockets, with the environment `tessera run` gives
 // each locality.
 
-// buildArrayJob builds testdata/arrayjob into dir.
+// buildArrayJob builds testdata/arrayjob.
 func buildArrayJob(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "arrayjob")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/arrayjob").CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/arrayjob: %v\n%s", err, out)
+	bin, err := jobtest.Build("./testdata/arrayjob", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
-}
-
-// lockedBuffer is an output buffer written by a process and read by the
-// test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // runProcesses runs bin with args as a job of n localities and waits until
@@ -58,51 +31,19 @@ func (l *lockedBuffer) String() string {
 // to each process's environment.
 func runProcesses(t *testing.T, bin string, n int, limit time.Duration, env []string, args ...string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := ln.Addr().String()
-	ln.Close() // locality 0 listens here; a rare port race only fails the test
-	key := make([]byte, 32)
-	rand.Read(key)
-	secret := hex.EncodeToString(key)
-	type proc struct {
-		cmd            *exec.Cmd
-		stdout, stderr *lockedBuffer
-		done           chan error
-	}
-	procs := make([]*proc, n)
-	for i := range n {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(),
-			"TESSERA_LOCALITY="+strconv.Itoa(i), "TESSERA_NUM_LOCALITIES="+strconv.Itoa(n),
-			"TESSERA_ROOT_ADDR="+root, "TESSERA_LISTEN_HOST=127.0.0.1", "TESSERA_SECRET="+secret,
-			"GOMAXPROCS="+strconv.Itoa(max(1, goruntime.NumCPU()/n)))
-		cmd.Env = append(cmd.Env, env...)
-		p := &proc{cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-		cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { p.done <- cmd.Wait() }()
-		procs[i] = p
-	}
+	job := jobtest.Start(t, bin, n, env, args...)
 	timeout := time.After(limit)
-	for i, p := range procs {
+	for i, p := range job.Procs {
 		select {
-		case err := <-p.done:
+		case <-p.Done:
 			want := fmt.Sprintf("locality %d ok", i)
-			if err != nil || !strings.Contains(p.stdout.String(), want) {
+			if p.Err != nil || !strings.Contains(p.Stdout.String(), want) {
 				t.Errorf("%s on %d localities: locality %d: %v, did not print %q; stdout:\n%s\nstderr:\n%s",
-					strings.Join(args, " "), n, i, err, want, p.stdout, p.stderr)
+					strings.Join(args, " "), n, i, p.Err, want, p.Stdout, p.Stderr)
 			}
 		case <-timeout:
-			for _, q := range procs {
-				q.cmd.Process.Kill()
-			}
 			t.Fatalf("%s on %d localities: locality %d did not end within %v; stdout:\n%s\nstderr:\n%s",
-				strings.Join(args, " "), n, i, limit, p.stdout, p.stderr)
+				strings.Join(args, " "), n, i, limit, p.Stdout, p.Stderr)
 		}
 	}
 }

@@ -20,17 +20,17 @@ func TestProcessCollectives(t *testing.T) {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			start := time.Now()
 			job := startProcesses(t, colljob, n)
-			for i, p := range job.procs {
+			for i, p := range job.Procs {
 				select {
-				case <-p.done:
+				case <-p.Done:
 				case <-time.After(60 * time.Second):
-					t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.stdout, p.stderr)
+					t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.Stdout, p.Stderr)
 				}
 			}
-			for i, p := range job.procs {
+			for i, p := range job.Procs {
 				want := fmt.Sprintf("locality %d ok", i)
-				if code := exitCode(p); code != 0 || !strings.Contains(p.stdout.String(), want) {
-					t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.stdout, p.stderr)
+				if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
+					t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.Stdout, p.Stderr)
 				}
 			}
 			t.Logf("%d localities: %v", n, time.Since(start).Round(time.Millisecond))
@@ -42,26 +42,26 @@ func TestProcessCollectives(t *testing.T) {
 // all, naming it, within 10 s.
 func TestProcessCollectiveKilledLocality(t *testing.T) {
 	job := startProcesses(t, colljob, 4, "spin")
-	job.waitOutput(t, "ready", 30*time.Second)
+	job.WaitOutput(t, "ready", 30*time.Second)
 	const victim = 2
-	if err := job.procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := job.Procs[victim].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	for i, p := range job.procs {
+	for i, p := range job.Procs {
 		if i == victim {
 			continue
 		}
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(10*time.Second - time.Since(killed)):
-			t.Fatalf("locality %d still running 10 s after locality %d was killed; stderr:\n%s", i, victim, p.stderr)
+			t.Fatalf("locality %d still running 10 s after locality %d was killed; stderr:\n%s", i, victim, p.Stderr)
 		}
-		if code := exitCode(p); code == 0 {
+		if code := p.ExitCode(); code == 0 {
 			t.Errorf("locality %d exited 0 after locality %d died", i, victim)
 		}
-		if !strings.Contains(p.stderr.String(), fmt.Sprintf("locality %d down", victim)) {
-			t.Errorf("locality %d's error does not name locality %d:\n%s", i, victim, p.stderr)
+		if !strings.Contains(p.Stderr.String(), fmt.Sprintf("locality %d down", victim)) {
+			t.Errorf("locality %d's error does not name locality %d:\n%s", i, victim, p.Stderr)
 		}
 	}
 	t.Logf("all survivors exited non-zero within %v", time.Since(killed).Round(time.Millisecond))

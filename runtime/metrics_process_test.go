@@ -52,17 +52,17 @@ func TestProcessMetricsEndpoints(t *testing.T) {
 	port := freePorts(t, n)
 	t.Setenv("TESSERA_METRICS_ADDR", "127.0.0.1:"+strconv.Itoa(port))
 	job := startProcesses(t, metricsjob, n)
-	for i, p := range job.procs {
+	for i, p := range job.Procs {
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(60 * time.Second):
-			t.Fatalf("locality %d still running after 60 s; stderr:\n%s", i, p.stderr)
+			t.Fatalf("locality %d still running after 60 s; stderr:\n%s", i, p.Stderr)
 		}
-		if code := exitCode(p); code != 0 {
-			t.Fatalf("locality %d exited %d; stderr:\n%s", i, code, p.stderr)
+		if code := p.ExitCode(); code != 0 {
+			t.Fatalf("locality %d exited %d; stderr:\n%s", i, code, p.Stderr)
 		}
 	}
-	out := job.procs[0].stdout.String()
+	out := job.Procs[0].Stdout.String()
 	parts := regexp.MustCompile(`(?m)^=== locality (\d+) (\S+)\n`).Split(out, -1)[1:]
 	heads := regexp.MustCompile(`(?m)^=== locality (\d+) (\S+)$`).FindAllStringSubmatch(out, -1)
 	if len(heads) != n || len(parts) != n {
@@ -88,9 +88,9 @@ func TestProcessMetricsEndpoints(t *testing.T) {
 			t.Errorf("promtool check metrics on locality %d's /metrics: %v\n%s", i, err, msg)
 		}
 	}
-	for i, p := range job.procs {
-		if !strings.Contains(p.stderr.String(), "serving metrics") {
-			t.Errorf("locality %d did not log its metrics address; stderr:\n%s", i, p.stderr)
+	for i, p := range job.Procs {
+		if !strings.Contains(p.Stderr.String(), "serving metrics") {
+			t.Errorf("locality %d did not log its metrics address; stderr:\n%s", i, p.Stderr)
 		}
 	}
 }

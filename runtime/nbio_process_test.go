@@ -15,19 +15,19 @@ func TestProcessNBIO(t *testing.T) {
 	t.Setenv("TESSERA_PARCELPORT", ParcelportNBIO)
 	t.Run("Collectives", func(t *testing.T) {
 		job := startProcesses(t, colljob, 4)
-		for i, p := range job.procs {
+		for i, p := range job.Procs {
 			select {
-			case <-p.done:
+			case <-p.Done:
 			case <-time.After(60 * time.Second):
-				t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.stdout, p.stderr)
+				t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.Stdout, p.Stderr)
 			}
 			want := fmt.Sprintf("locality %d ok", i)
-			if code := exitCode(p); code != 0 || !strings.Contains(p.stdout.String(), want) {
-				t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.stdout, p.stderr)
+			if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
+				t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.Stdout, p.Stderr)
 			}
 			// nbio announces its engine on standard output.
-			if engine := fmt.Sprintf("NBIO Engine[tessera-L%d]", i); !strings.Contains(p.stdout.String(), engine) {
-				t.Errorf("locality %d did not run on nbio (no %q in its output):\n%s", i, engine, p.stdout)
+			if engine := fmt.Sprintf("NBIO Engine[tessera-L%d]", i); !strings.Contains(p.Stdout.String(), engine) {
+				t.Errorf("locality %d did not run on nbio (no %q in its output):\n%s", i, engine, p.Stdout)
 			}
 		}
 	})
@@ -41,14 +41,14 @@ func TestProcessNBIO(t *testing.T) {
 func TestProcessUnknownParcelport(t *testing.T) {
 	t.Setenv("TESSERA_PARCELPORT", "carrier-pigeon")
 	job := startProcesses(t, colljob, 2)
-	for i, p := range job.procs {
+	for i, p := range job.Procs {
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(30 * time.Second):
 			t.Fatalf("locality %d did not exit", i)
 		}
-		if code := exitCode(p); code == 0 || !strings.Contains(p.stderr.String(), `TESSERA_PARCELPORT="carrier-pigeon"`) {
-			t.Errorf("locality %d: exit %d, stderr does not name the bad setting:\n%s", i, code, p.stderr)
+		if code := p.ExitCode(); code == 0 || !strings.Contains(p.Stderr.String(), `TESSERA_PARCELPORT="carrier-pigeon"`) {
+			t.Errorf("locality %d: exit %d, stderr does not name the bad setting:\n%s", i, code, p.Stderr)
 		}
 	}
 }

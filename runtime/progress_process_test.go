@@ -18,15 +18,15 @@ func TestProcessPoll(t *testing.T) {
 		for _, n := range []int{2, 4} {
 			start := time.Now()
 			job := startProcesses(t, colljob, n)
-			for i, p := range job.procs {
+			for i, p := range job.Procs {
 				select {
-				case <-p.done:
+				case <-p.Done:
 				case <-time.After(90 * time.Second):
-					t.Fatalf("%d localities: locality %d did not finish in 90 s; stdout:\n%s\nstderr:\n%s", n, i, p.stdout, p.stderr)
+					t.Fatalf("%d localities: locality %d did not finish in 90 s; stdout:\n%s\nstderr:\n%s", n, i, p.Stdout, p.Stderr)
 				}
 				want := fmt.Sprintf("locality %d ok", i)
-				if code := exitCode(p); code != 0 || !strings.Contains(p.stdout.String(), want) {
-					t.Errorf("%d localities: locality %d: exit %d, stdout:\n%s\nstderr:\n%s", n, i, code, p.stdout, p.stderr)
+				if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
+					t.Errorf("%d localities: locality %d: exit %d, stdout:\n%s\nstderr:\n%s", n, i, code, p.Stdout, p.Stderr)
 				}
 			}
 			t.Logf("%d localities: %v", n, time.Since(start).Round(time.Millisecond))
@@ -40,14 +40,14 @@ func TestProcessPoll(t *testing.T) {
 func TestProcessUnknownProgress(t *testing.T) {
 	t.Setenv("TESSERA_PROGRESS", "sometimes")
 	job := startProcesses(t, colljob, 2)
-	for i, p := range job.procs {
+	for i, p := range job.Procs {
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(30 * time.Second):
 			t.Fatalf("locality %d did not exit", i)
 		}
-		if code := exitCode(p); code == 0 || !strings.Contains(p.stderr.String(), `TESSERA_PROGRESS: progress mode "sometimes"`) {
-			t.Errorf("locality %d: exit %d, stderr does not name the bad setting:\n%s", i, code, p.stderr)
+		if code := p.ExitCode(); code == 0 || !strings.Contains(p.Stderr.String(), `TESSERA_PROGRESS: progress mode "sometimes"`) {
+			t.Errorf("locality %d: exit %d, stderr does not name the bad setting:\n%s", i, code, p.Stderr)
 		}
 	}
 }

@@ -221,15 +221,15 @@ func TestProcessTracing(t *testing.T) {
 	const n, rounds, depth = 4, 30, 6
 	job := startProcesses(t, tracejob, n, "run", strconv.Itoa(rounds), strconv.Itoa(depth))
 	total := 0
-	for i, p := range job.procs {
+	for i, p := range job.Procs {
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(120 * time.Second):
-			t.Fatalf("locality %d did not finish; stderr:\n%s", i, p.stderr)
+			t.Fatalf("locality %d did not finish; stderr:\n%s", i, p.Stderr)
 		}
 		var got int
-		if _, err := fmt.Sscanf(p.stdout.String(), fmt.Sprintf("locality %d ok %%d", i), &got); err != nil || exitCode(p) != 0 {
-			t.Fatalf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, exitCode(p), p.stdout, p.stderr)
+		if _, err := fmt.Sscanf(p.Stdout.String(), fmt.Sprintf("locality %d ok %%d", i), &got); err != nil || p.ExitCode() != 0 {
+			t.Fatalf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, p.ExitCode(), p.Stdout, p.Stderr)
 		}
 		total += got
 	}
@@ -269,25 +269,25 @@ func TestProcessTracingKilledLocality(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TESSERA_TRACE", dir)
 	job := startProcesses(t, tracejob, 4, "spin", "3")
-	job.waitOutput(t, "ready", 60*time.Second)
+	job.WaitOutput(t, "ready", 60*time.Second)
 	const victim = 2
-	if err := job.procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := job.Procs[victim].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range job.procs {
+	for i, p := range job.Procs {
 		if i == victim {
 			continue
 		}
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("locality %d still running 30 s after locality %d was killed; stderr:\n%s", i, victim, p.stderr)
+			t.Fatalf("locality %d still running 30 s after locality %d was killed; stderr:\n%s", i, victim, p.Stderr)
 		}
-		if exitCode(p) == 0 {
+		if p.ExitCode() == 0 {
 			t.Errorf("locality %d exited 0", i)
 		}
 	}
-	if log := job.procs[0].stderr.String(); !strings.Contains(log, "localities [2] left no events") {
+	if log := job.Procs[0].Stderr.String(); !strings.Contains(log, "localities [2] left no events") {
 		t.Errorf("locality 0 does not say which locality's events are missing:\n%s", log)
 	}
 	tasks, _ := checkArchive(t, filepath.Join(dir, trace.ArchiveName+".otf2"), map[uint32]bool{victim: true})
