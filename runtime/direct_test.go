@@ -61,8 +61,8 @@ func TestDirectAction(t *testing.T) {
 		// for a moment; a call then runs as an ordinary task. Ask until
 		// one finds the lane free.
 		var got string
+		var err error
 		for try := 0; try < 100; try++ {
-			var err error
 			if got, err = Async(ctx, peer, a.where, 7).Get(ctx); err != nil {
 				return err
 			}
