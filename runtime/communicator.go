@@ -344,6 +344,7 @@ type collMailbox struct {
 	tick    uint64               // the watchdog's ticks so far
 	watched bool                 // the watchdog runs
 	err     error                // the runtime failed
+	sends   sync.Pool            // of *collSend, reused once a send returns
 }
 
 // claim reserves name for a communicator of rt's, and starts rt's
@@ -505,7 +506,16 @@ type collSend struct {
 func (r *opRun) send(step uint32, to int, data []float64) error {
 	h := collHeader{base: r.c.name, gen: r.gen, step: step, from: uint32(r.c.here), op: r.op, count: r.count}
 	dest := r.c.sites[to]
-	m := new(collSend) // one allocation for the parcel, its header and its chunk list
+	// One allocation for the parcel, its header and its chunk list, reused:
+	// once Send returns, the port keeps nothing of it.
+	m, _ := r.c.rt.coll.sends.Get().(*collSend)
+	if m == nil {
+		m = new(collSend)
+	}
+	defer func() {
+		m.p, m.chunk[0] = parcel.Parcel{}, nil // keeps none of data alive
+		r.c.rt.coll.sends.Put(m)
+	}()
 	p := &m.p
 	p.Header = parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: h.appendTo(m.head[:0])}
 	if len(data) > 0 {
