@@ -182,28 +182,50 @@ func SpawnNamed[R any](ctx context.Context, rt *Runtime, name string, fn func(ct
 
 // spawnTask is Spawn and SpawnNamed; name "" names the task after fn.
 func spawnTask[R any](ctx context.Context, rt *Runtime, name string, fn func(ctx context.Context) (R, error)) *Future[R] {
-	f := newFuture[R](rt.sched)
-	run := func(tctx context.Context) {
-		r, err := callFunc(tctx, fn)
-		f.set(r, err)
-	}
+	sp := &spawned[R]{fn: fn}
+	sp.f.sched = rt.sched
 	// A ctx that can end on its own (not the locality's, which every task
 	// context already has) bounds the task too.
 	if done := ctx.Done(); done != nil && done != rt.ctx.Done() {
-		plain := run
-		run = func(tctx context.Context) {
-			wctx, cancel := context.WithCancelCause(tctx)
-			defer cancel(nil)
-			if t, ok := tctx.(*task); ok {
-				t.own = wctx.Done() // a wait with wctx is the task's own
-			}
-			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-			defer stop()
-			plain(wctx)
-		}
+		sp.ctx = ctx
 	}
-	f.producer.Store(rt.sched.spawn(rt.spanBase(ctx), TaskGUID(ctx), name, funcPC(fn), run, func(err error) { f.set(*new(R), err) }))
-	return f
+	sp.t.pc, sp.t.job = funcPC(fn), sp
+	sp.f.producer.Store(&sp.t)
+	rt.sched.submit(&sp.t, rt.spanBase(ctx), TaskGUID(ctx), name)
+	return &sp.f
+}
+
+// spawned is a task of Spawn in one allocation: the task, the future of
+// its result, and the function it runs.
+type spawned[R any] struct {
+	t   task
+	f   Future[R]
+	fn  func(ctx context.Context) (R, error)
+	ctx context.Context // the caller's, when it can end on its own; else nil
+}
+
+func (sp *spawned[R]) run(tctx context.Context) {
+	fn, ctx := sp.fn, sp.ctx
+	sp.fn, sp.ctx = nil, nil // a finished task keeps nothing of its caller's alive
+	if ctx == nil {
+		r, err := callFunc(tctx, fn)
+		sp.f.set(r, err)
+		return
+	}
+	wctx, cancel := context.WithCancelCause(tctx)
+	defer cancel(nil)
+	if t, ok := tctx.(*task); ok {
+		t.own = wctx.Done() // a wait with wctx is the task's own
+	}
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stop()
+	r, err := callFunc(wctx, fn)
+	sp.f.set(r, err)
+}
+
+func (sp *spawned[R]) drop(err error) {
+	sp.fn, sp.ctx = nil, nil
+	sp.f.set(*new(R), err)
 }
 
 // callFunc runs fn, turning a panic into an error.
