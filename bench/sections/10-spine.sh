@@ -703,7 +703,13 @@ the mismatch probe (one watchdog per locality ticks instead). In one
 process over the in-process parcelport, which leaves only the runtime's
 own work, \`BenchmarkAllReduce/8B/doubling\` in \`runtime/\` went from
 about 52 to 25 µs per operation of 4 localities, and from 111 to 92
-allocations. When other work keeps the cores busy Open MPI's polling
+allocations. A later round made a spawned task (the operation's), a
+collective message sent (its parcel, reused from a pool per locality) and
+a received parcel one allocation each: over loopback TCP
+(\`BenchmarkAllReduceTCP/8B\` with \`-benchmem\`, 4 localities in one
+process) 109 allocations and 7.9 KB per operation before, 57 and 6.3 KB
+after, at the same time per operation within this machine's noise (medians
+of 5 alternating runs, 152 µs each). When other work keeps the cores busy Open MPI's polling
 loses more than Tessera's blocking, and the ratio in the table above
 moves with it. Bound in pairs to the cores (\`tessera run --bind core\`:
 localities 0 and 1 on one core, 2 and 3 on the other) the partners of the
