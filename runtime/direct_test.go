@@ -13,10 +13,11 @@ import (
 type directActions struct {
 	where Action[int, string] // direct: how and where it ran
 	wait  Action[int, int]    // direct: waits for a future that is not ready
+	spawn Action[int, int]    // direct: waits for a local task it spawned
 	hold  Action[int, int]    // plain: holds its lane until release is closed
 }
 
-func newDirectActions(release <-chan struct{}, holding chan<- struct{}) (*Registry, directActions) {
+func newDirectActions(release <-chan struct{}, holding chan<- struct{}, gate <-chan struct{}) (*Registry, directActions) {
 	reg := NewRegistry()
 	var a directActions
 	a.where = RegisterDirect(reg, "test.direct-where", func(ctx context.Context, n int) (string, error) {
@@ -28,6 +29,10 @@ func newDirectActions(release <-chan struct{}, holding chan<- struct{}) (*Regist
 	})
 	a.wait = RegisterDirect(reg, "test.direct-wait", func(ctx context.Context, n int) (int, error) {
 		return newFuture[int](nil).Get(ctx)
+	})
+	a.spawn = RegisterDirect(reg, "test.direct-spawn", func(ctx context.Context, n int) (int, error) {
+		// Not run inline either: the task might wait, on the reader.
+		return Spawn(ctx, FromContext(ctx), func(context.Context) (int, error) { <-gate; return n, nil }).Get(ctx)
 	})
 	a.hold = Register(reg, "test.hold-lane", func(ctx context.Context, n int) (int, error) {
 		holding <- struct{}{}
@@ -45,7 +50,7 @@ func newDirectActions(release <-chan struct{}, holding chan<- struct{}) (*Regist
 func TestDirectAction(t *testing.T) {
 	ctx := testCtx(t)
 	release, holding := make(chan struct{}), make(chan struct{}, 1)
-	reg, a := newDirectActions(release, holding)
+	reg, a := newDirectActions(release, holding, nil)
 	recs := []*recorder{newRecorder(), newRecorder()}
 	job, err := StartLocal(ctx, 2, Config{Registry: reg, Observer: multiObserver(recs), Lanes: 1})
 	if err != nil {
@@ -128,8 +133,8 @@ func TestDirectAction(t *testing.T) {
 // Direct actions over loopback TCP, the path the reader runs them on.
 func TestDirectActionTCP(t *testing.T) {
 	ctx := testCtx(t)
-	release, holding := make(chan struct{}), make(chan struct{}, 1)
-	reg, a := newDirectActions(release, holding)
+	release, holding, gate := make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	reg, a := newDirectActions(release, holding, gate)
 	close(release)
 	rts := startTCPWith(t, 2, Config{Registry: reg})
 	for i := range 100 {
@@ -144,5 +149,9 @@ func TestDirectActionTCP(t *testing.T) {
 	if _, err := Async(ctx, rts[1].Locality(0), a.wait, 1).Get(ctx); !errors.Is(err, ErrDirectWait) {
 		t.Fatalf("direct action waiting over TCP: got %v, want ErrDirectWait", err)
 	}
+	if _, err := Async(ctx, rts[1].Locality(0), a.spawn, 1).Get(ctx); !errors.Is(err, ErrDirectWait) || !strings.Contains(err.Error(), "test.direct-spawn") {
+		t.Fatalf("direct action waiting for a task it spawned: got %v, want ErrDirectWait naming test.direct-spawn", err)
+	}
+	close(gate) // the spawned task may finish now
 	finalizeAll(t, rts)
 }

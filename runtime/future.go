@@ -98,12 +98,14 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		return f.val, f.err
 	}
 	t := taskOf(ctx)
-	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
-		return f.val, f.err // p, which t ran itself, fulfilled f
-	}
 	if t != nil && t.direct && !f.ready.Load() {
+		// A direct action runs on a parcel reader: it neither parks nor
+		// runs other tasks, which might.
 		var zero T
 		return zero, ErrDirectWait // the caller's error names the action and the locality
+	}
+	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
+		return f.val, f.err // p, which t ran itself, fulfilled f
 	}
 	f.mu.Lock()
 	if f.ready.Load() {

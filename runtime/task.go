@@ -72,8 +72,8 @@ type task struct {
 }
 
 // A job is the work of a task whose state lives with the task, in one
-// allocation (a call being served): run instead of task.fn, drop instead
-// of task.drop.
+// allocation (a spawned function with its future, a call being served):
+// run instead of task.fn, drop instead of task.drop.
 type job interface {
 	run(ctx context.Context)
 	drop(err error)
@@ -247,8 +247,7 @@ func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc u
 // submit gives t, whose work (fn and drop, or job) is set, its identity
 // and runs it on a free lane or queues it.
 func (s *scheduler) submit(t *task, base context.Context, parent uint64, name string) {
-	t.Context, t.s, t.guid, t.parent, t.name = base, s, s.newGUID(), parent, name
-	s.spawned.Add(1)
+	s.adopt(t, base, parent, name)
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
@@ -268,6 +267,12 @@ func (s *scheduler) submit(t *task, base context.Context, parent uint64, name st
 	s.mu.Unlock()
 }
 
+// adopt gives t its identity on s: context, GUID, parent and name.
+func (s *scheduler) adopt(t *task, base context.Context, parent uint64, name string) {
+	t.Context, t.s, t.guid, t.parent, t.name = base, s, s.newGUID(), parent, name
+	s.spawned.Add(1)
+}
+
 // runHere runs t, whose job is set, on the calling goroutine if a lane is
 // free, and reports whether it did; the lane goes on to the next task
 // afterwards, as a worker's would. t is marked direct: it may not wait.
@@ -281,10 +286,9 @@ func (s *scheduler) runHere(t *task, base context.Context, parent uint64, name s
 	lane := s.free[n-1]
 	s.free = s.free[:n-1]
 	s.mu.Unlock()
-	t.Context, t.s, t.guid, t.parent, t.name = base, s, s.newGUID(), parent, name
+	s.adopt(t, base, parent, name)
 	t.direct = true
 	t.claimed.Store(true)
-	s.spawned.Add(1)
 	if lane = s.runClaimed(t, lane); lane >= 0 {
 		s.release(lane)
 	}
