@@ -1,7 +1,6 @@
 package parcel
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,24 +40,6 @@ func waitClosed(t *testing.T, c net.Conn) {
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatal("the parcelport did not close the connection")
 	}
-}
-
-// syncBuffer is a bytes.Buffer for a logger on other goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/jobtest"
 )
 
 // The conformance tests of the socket parcelports: every one runs against
@@ -117,7 +119,7 @@ func rawPeerAt(t *testing.T, addr string, self, want uint32) net.Conn {
 
 func TestPortRejectsWrongSecret(t *testing.T) {
 	forEachSocketPort(t, func(t *testing.T, sp socketPort) {
-		var logs syncBuffer
+		var logs jobtest.Buffer
 		rec := newRecorder()
 		port, _ := sp.start(t, 0, rec, portOpts{logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
@@ -184,7 +186,7 @@ func TestPortRejectsWrongSecret(t *testing.T) {
 
 func TestPortOversizedFrame(t *testing.T) {
 	forEachSocketPort(t, func(t *testing.T, sp socketPort) {
-		var logs syncBuffer
+		var logs jobtest.Buffer
 		rec := newRecorder()
 		port, _ := sp.start(t, 0, rec, portOpts{maxFrame: 1 << 20, logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		raw := rawPeerAt(t, port.Addr(), 1, 0)

@@ -43,7 +43,8 @@ func (e *BuildError) Error() string {
 	return "building " + e.Dir + ": " + e.Err.Error() + "\n" + string(e.Output)
 }
 
-// Buffer is a process's output, safe to read while the process writes.
+// Buffer is output that other goroutines write (a process's, a logger's),
+// safe to read meanwhile.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
