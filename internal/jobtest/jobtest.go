@@ -88,16 +88,24 @@ type Job struct {
 
 // Start starts n localities of bin with args, each with the environment
 // `tessera run` provides (TESSERA_LOCALITY, TESSERA_NUM_LOCALITIES, the
-// root address and a fresh secret, GOMAXPROCS its share of the cores) plus
-// env. The processes are killed, if still running, when the test ends.
+// root address and a fresh secret, GOMAXPROCS its share of the cores, and
+// for locality 0 the root listener itself, TESSERA_ROOT_FD) plus env. The processes are killed, if still running, when the test ends.
 func Start(t testing.TB, bin string, n int, env []string, args ...string) *Job {
 	t.Helper()
+	// Locality 0 inherits the listening socket (TESSERA_ROOT_FD), as under
+	// tessera run: a port closed and reopened could be taken meanwhile,
+	// even by another locality's listener.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := ln.Addr().String()
-	ln.Close() // locality 0 listens here; a rare port race only fails the test
+	rootFile, err := ln.(*net.TCPListener).File()
+	ln.Close() // rootFile keeps the socket open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rootFile.Close() // locality 0 has its own copy once started
 	key := make([]byte, 32)
 	rand.Read(key)
 	job := &Job{Secret: hex.EncodeToString(key), Root: root}
@@ -115,6 +123,10 @@ func Start(t testing.TB, bin string, n int, env []string, args ...string) *Job {
 			"TESSERA_ROOT_ADDR="+root, "TESSERA_LISTEN_HOST=127.0.0.1", "TESSERA_SECRET="+job.Secret,
 			"GOMAXPROCS="+strconv.Itoa(cores))
 		cmd.Env = append(cmd.Env, env...)
+		if i == 0 {
+			cmd.ExtraFiles = []*os.File{rootFile} // fd 3 in the child
+			cmd.Env = append(cmd.Env, "TESSERA_ROOT_FD=3")
+		}
 		p := &Proc{Cmd: cmd, Stdout: &Buffer{}, Stderr: &Buffer{}, Done: make(chan struct{})}
 		cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
 		if err := cmd.Start(); err != nil {
