@@ -101,7 +101,7 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	if target.loc >= rt.n {
 		return MakeFailed[R](&ActionError{target.loc, act.name, fmt.Errorf("no such locality (the job has %d)", rt.n)})
 	}
-	c := &remoteCall[R]{rt: rt, loc: target.loc, name: act.name, res: act.res}
+	c := &remoteCall[R]{rt: rt, res: act.res}
 	c.f.sched = rt.sched
 	b, chunks, err := act.args.encode(args, c.args[:0], c.chunks[:0])
 	if err != nil {
@@ -131,8 +131,6 @@ type remoteCall[R any] struct {
 	args   [32]byte
 	chunks [2][]byte
 	rt     *Runtime
-	loc    uint32
-	name   string
 	res    codec[R]
 	end    func(error) // ends the caller's span; nil without spans
 }
@@ -150,16 +148,16 @@ func (c *remoteCall[R]) reply(h *parcel.Header, chunks [][]byte, err error) {
 		}
 	}
 	if err != nil {
-		c.f.set(*new(R), &ActionError{c.loc, c.name, err})
+		c.f.set(*new(R), &ActionError{c.pc.dest, c.pc.action, err})
 		return
 	}
 	if h.Code != parcel.CodeOK {
-		c.f.set(*new(R), &ActionError{c.loc, c.name, c.rt.reg.replyError(h.Code, h.Error, h.Args)})
+		c.f.set(*new(R), &ActionError{c.pc.dest, c.pc.action, c.rt.reg.replyError(h.Code, h.Error, h.Args)})
 		return
 	}
 	r, err := c.res.decode(h.Args, chunks)
 	if err != nil {
-		err = &ActionError{c.loc, c.name, fmt.Errorf("decoding result: %w", err)}
+		err = &ActionError{c.pc.dest, c.pc.action, fmt.Errorf("decoding result: %w", err)}
 	}
 	c.f.set(r, err)
 }

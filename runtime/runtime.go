@@ -385,7 +385,7 @@ func (rt *Runtime) serve(p *parcel.Parcel) {
 	sv := &serving{rt: rt, call: p}
 	sv.e = rt.reg.lookup(p.Header.Action)
 	if sv.e == nil {
-		go sv.send(rt.ctx, nil, nil, parcel.CodeUnknownAction,
+		go sv.send(nil, nil, parcel.CodeUnknownAction,
 			fmt.Errorf("%w %q: not registered on locality %d", ErrUnknownAction, p.Header.Action, rt.here))
 		return
 	}
@@ -423,16 +423,16 @@ func (sv *serving) run(ctx context.Context) {
 	if err != nil {
 		args, chunks = rt.reg.sentinelOf(err), nil // so errors.Is works on the caller
 	}
-	sv.send(ctx, args, chunks, code, err)
+	sv.send(args, chunks, code, err)
 }
 
 // drop answers a call whose task will never run.
 func (sv *serving) drop(err error) {
-	go sv.send(sv.rt.ctx, nil, nil, parcel.CodeShutdown, err)
+	go sv.send(nil, nil, parcel.CodeShutdown, err)
 }
 
 // send replies to the call, unless its caller wants no reply.
-func (sv *serving) send(ctx context.Context, args []byte, chunks [][]byte, code parcel.Code, err error) {
+func (sv *serving) send(args []byte, chunks [][]byte, code parcel.Code, err error) {
 	h := &sv.call.Header
 	if h.Request == 0 {
 		return

@@ -46,9 +46,7 @@ type task struct {
 	parent uint64
 	name   string  // set for actions
 	pc     uintptr // function of a local task, named lazily
-	fn     func(ctx context.Context)
-	drop   func(err error) // fails the task's result when it will never run
-	job    job             // instead of fn and drop: work that brings its own state
+	job    job     // the work; nil once run or dropped
 	lane   int
 	// own is the Done channel of the context the task's function runs
 	// with, when that is not the task itself (Spawn under a context that
@@ -71,9 +69,10 @@ type task struct {
 	inQueue atomic.Bool
 }
 
-// A job is the work of a task whose state lives with the task, in one
-// allocation (a spawned function with its future, a call being served):
-// run instead of task.fn, drop instead of task.drop.
+// A job is the work of a task: run runs it; drop fails its result when it
+// will never run. A job usually holds its task, so that the task and its
+// state are one allocation (a spawned function with its future, a call
+// being served, funcTask).
 type job interface {
 	run(ctx context.Context)
 	drop(err error)
@@ -81,14 +80,28 @@ type job interface {
 
 // abandon fails the result of t, which will never run.
 func (t *task) abandon(err error) {
-	if j := t.job; j != nil {
-		t.job = nil
-		j.drop(err)
-		return
-	}
-	drop := t.drop
-	t.fn, t.drop = nil, nil
-	drop(err)
+	j := t.job
+	t.job = nil // a dropped task keeps nothing of its caller's alive
+	j.drop(err)
+}
+
+// funcTask is a task whose work is a pair of functions (scheduler.spawn).
+type funcTask struct {
+	t    task
+	fn   func(ctx context.Context)
+	fail func(err error)
+}
+
+func (f *funcTask) run(ctx context.Context) {
+	fn := f.fn
+	f.fn, f.fail = nil, nil
+	fn(ctx)
+}
+
+func (f *funcTask) drop(err error) {
+	fail := f.fail
+	f.fn, f.fail = nil, nil
+	fail(err)
 }
 
 type taskKey struct{}
@@ -239,12 +252,13 @@ func (s *scheduler) newGUID() uint64 {
 // blocks. If the scheduler has stopped, drop is called instead, with
 // ErrShutdown.
 func (s *scheduler) spawn(base context.Context, parent uint64, name string, pc uintptr, fn func(ctx context.Context), drop func(error)) *task {
-	t := &task{pc: pc, fn: fn, drop: drop}
-	s.submit(t, base, parent, name)
-	return t
+	ft := &funcTask{fn: fn, fail: drop}
+	ft.t.pc, ft.t.job = pc, ft
+	s.submit(&ft.t, base, parent, name)
+	return &ft.t
 }
 
-// submit gives t, whose work (fn and drop, or job) is set, its identity
+// submit gives t, whose job is set, its identity
 // and runs it on a free lane or queues it.
 func (s *scheduler) submit(t *task, base context.Context, parent uint64, name string) {
 	s.adopt(t, base, parent, name)
@@ -416,14 +430,9 @@ func (s *scheduler) runClaimed(t *task, lane int) int {
 	if o != nil {
 		o.TaskStart(t.info())
 	}
-	if j := t.job; j != nil {
-		t.job = nil // a finished task keeps nothing of its caller's alive
-		j.run(t)
-	} else {
-		fn := t.fn
-		t.fn, t.drop = nil, nil
-		fn(t)
-	}
+	j := t.job
+	t.job = nil // a finished task keeps nothing of its caller's alive
+	j.run(t)
 	if o != nil {
 		o.TaskStop(t.info())
 	}
