@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tessera-amt/tessera/internal/sockopt"
+	"github.com/tessera-amt/tessera/internal/tick"
 	"log/slog"
 	"net"
 	goruntime "runtime"
@@ -102,7 +103,8 @@ const (
 type TCP struct {
 	cfg TCPConfig
 	links[*tcpPeer]
-	wg sync.WaitGroup
+	wg    sync.WaitGroup
+	clock *tick.Ticker // of heartbeats
 
 	polling atomic.Int32 // readers polling now (PollFor)
 }
@@ -125,8 +127,10 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		logger: cfg.Logger, listener: cfg.Listener, wg: &t.wg,
 		reservePeer: t.reserve, releasePeer: t.release, startPeer: func(p *tcpPeer, _ net.Conn) { t.start(p) },
 	}
-	t.wg.Add(1)
+	t.clock = tick.New(t.cfg.tickPeriod())
+	t.wg.Add(2)
 	go t.acceptLoop()
+	go func() { defer t.wg.Done(); t.heartbeats() }()
 	return t, nil
 }
 
@@ -154,8 +158,10 @@ type tcpPeer struct {
 	wmu   sync.Mutex    // serialises writes on conn; release it with unlock or combine
 	ctr   counters
 
-	lastWrite  atomic.Int64 // unix nanoseconds
-	drainUntil atomic.Int64 // unix nanoseconds; once closing, the read deadline
+	reads  atomic.Uint64 // reads from conn that returned bytes
+	beat   atomic.Bool   // the writer is to send a heartbeat when kicked
+	silent atomic.Bool   // nothing was read for the heartbeat timeout
+	clk    peerClock     // what the port's clock saw last; its goroutine's alone
 
 	scratch []byte      // frame heads of a batch; guarded by wmu
 	iovs    net.Buffers // the writev of a batch: kept to reuse its array; guarded by wmu
@@ -188,7 +194,6 @@ func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
 		}
 		p := &tcpPeer{conn: c, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1)}
 		p.init(id)
-		p.lastWrite.Store(time.Now().UnixNano())
 		p.wmu.Lock()
 		return p
 	})
@@ -217,57 +222,22 @@ func (t *TCP) fail(p *tcpPeer, err error) {
 	p.markDown(err, func() { p.conn.Close() }, t.cfg.Handler.PeerDown)
 }
 
-// deadlineReader keeps a read deadline ahead of every read, so silence —
-// not the length of a large frame — is what times a peer out. Setting a
-// deadline is not free (it resets a runtime timer), so the deadline is moved
-// only once a quarter of the timeout d has passed since it was last moved,
-// and then to 5/4·d ahead: a read always has more than d before its
-// deadline, and a peer silent for longer than d is found out at most d/4
-// late. Once the port is closing, the deadline is the end of the drain
-// instead. Only the reader goroutine calls Read.
-type deadlineReader struct {
-	p     *tcpPeer
-	d     time.Duration
-	moved time.Time // when the deadline was last moved; zero before the first read
-	drain int64     // the drainUntil the deadline is set to, once closing
-}
+// countingReader reads p's connection and counts the reads that returned
+// bytes, which the port's clock watches (see heartbeats).
+type countingReader struct{ p *tcpPeer }
 
-// over reports whether a read at now is past its deadline or the
-// connection is no longer usable (down, closing, or said goodbye): what a
-// reader that spins instead of waiting in the poller must look at itself.
-func (r *deadlineReader) over(now time.Time) bool {
-	return r.p.usable() != nil || now.Sub(r.moved) >= r.d+r.d/4
-}
-
-func (r *deadlineReader) Read(b []byte) (int, error) {
-	r.refresh()
-	return r.p.conn.Read(b)
-}
-
-// refresh moves the read deadline if it is due (see deadlineReader).
-func (r *deadlineReader) refresh() {
-	if until := r.p.drainUntil.Load(); until != 0 {
-		if until != r.drain {
-			r.drain = until
-			r.p.conn.SetReadDeadline(time.Unix(0, until))
-		}
-	} else if now := time.Now(); r.moved.IsZero() || now.Sub(r.moved) >= r.d/4 {
-		r.moved = now
-		r.p.conn.SetReadDeadline(now.Add(r.d + r.d/4))
-		// Close may have set the drain deadline after drainUntil was
-		// loaded above; it must not stay overwritten.
-		if until := r.p.drainUntil.Load(); until != 0 {
-			r.drain = until
-			r.p.conn.SetReadDeadline(time.Unix(0, until))
-		}
+func (r countingReader) Read(b []byte) (int, error) {
+	n, err := r.p.conn.Read(b)
+	if n > 0 {
+		r.p.reads.Add(1)
 	}
+	return n, err
 }
 
 // readLoop is the reader goroutine of p: it reads frames until the
 // connection fails or closes and hands each parcel to the handler. It reads
 // the descriptor itself where it can (readRaw), else through a FrameReader.
 func (t *TCP) readLoop(p *tcpPeer) {
-	dr := &deadlineReader{p: p, d: t.cfg.HeartbeatTimeout}
 	deliver := func(pc *Parcel, wire int64) {
 		p.ctr.bytesRecv.Add(uint64(wire))
 		if pc.Header.Kind == KindHeartbeat {
@@ -285,9 +255,9 @@ func (t *TCP) readLoop(p *tcpPeer) {
 	var err error
 	if raw := rawConn(p.conn); raw != nil {
 		d := newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)
-		err = readRaw(raw, dr, d, newSpinner(t.cfg.PollFor, &t.polling), deliver)
+		err = readRaw(raw, p, d, newSpinner(t.cfg.PollFor, &t.polling), deliver)
 	} else {
-		br := bufio.NewReaderSize(dr, 64<<10)
+		br := bufio.NewReaderSize(countingReader{p}, 64<<10)
 		fr := NewFrameReader(br, t.cfg.MaxFrame)
 		for {
 			var pc *Parcel
@@ -318,9 +288,9 @@ func (t *TCP) writeFailed(p *tcpPeer, err error) error {
 
 // writeLoop is the writer goroutine of p: it drains the queue when kicked,
 // which is when a sender combining for others stopped before the queue was
-// empty, or when a lock holder that does not combine (a heartbeat, start,
-// Close) let go of the lock with requests queued. It also sends heartbeats
-// on an idle connection, and answers what is left in the queue once the
+// empty, or when a lock holder that does not combine (start, Close) let go
+// of the lock with requests queued, or when the port's clock asks for a
+// heartbeat (p.beat). It answers what is left in the queue once the
 // connection is down.
 //
 // The writer does not receive from the queue while it waits: a send on a
@@ -328,15 +298,10 @@ func (t *TCP) writeFailed(p *tcpPeer, err error) error {
 // goroutine, so a waiting writer would take every request out of reach of
 // the lock holder, whose combining saves the wake-ups of the writer.
 func (t *TCP) writeLoop(p *tcpPeer) {
-	tick := time.NewTicker(max(t.cfg.HeartbeatInterval/2, time.Millisecond))
-	defer tick.Stop()
 	for {
 		select {
 		case <-p.kick:
-			p.wmu.Lock()
-			t.combine(p, -1)
-		case <-tick.C:
-			if time.Since(time.Unix(0, p.lastWrite.Load())) >= t.cfg.HeartbeatInterval && p.wmu.TryLock() {
+			if p.beat.Swap(false) && p.wmu.TryLock() { // else somebody is writing anyway
 				var err error
 				if p.usable() == nil {
 					hb := &Parcel{Header: Header{Kind: KindHeartbeat, Source: t.cfg.Locality, Dest: p.id}}
@@ -347,15 +312,74 @@ func (t *TCP) writeLoop(p *tcpPeer) {
 					t.writeFailed(p, err)
 				}
 			}
+			if len(p.queue) > 0 {
+				p.wmu.Lock()
+				t.combine(p, -1)
+			}
+		case <-p.down:
+			p.failQueued()
+			return
+		}
+	}
+}
+
+// peerClock is what the port's clock saw of a peer at its last tick: the
+// counts of reads and writes, and for how long each has not changed.
+type peerClock struct {
+	reads, writes uint64
+	quiet, idle   time.Duration // without a read, without a write
+}
+
+// tickPeriod is the period of the port's clock: often enough to send a
+// heartbeat before HeartbeatInterval has passed by much, and to find a
+// silent peer at most a quarter of HeartbeatTimeout late.
+func (c *TCPConfig) tickPeriod() time.Duration {
+	return max(min(c.HeartbeatInterval/2, c.HeartbeatTimeout/4), time.Millisecond)
+}
+
+// heartbeats is the port's clock. Every tick it has the writer send a
+// heartbeat on each connection that nothing was written on for
+// HeartbeatInterval, and fails each peer that nothing was read from for
+// HeartbeatTimeout: it ends the reader's wait with a deadline in the past,
+// so that the reader reports the silence. It counts ticks instead of
+// reading the time, and it is a tick.Ticker, not a Go timer: the readers
+// and writers neither read the clock nor move deadlines per message, and
+// between ticks no timer of the port is pending (see internal/tick).
+func (t *TCP) heartbeats() {
+	period := t.cfg.tickPeriod()
+	var peers []*tcpPeer
+	for t.clock.Wait() {
+		t.mu.Lock()
+		peers = peers[:0]
+		for _, p := range t.peers {
+			peers = append(peers, p)
+		}
+		t.mu.Unlock()
+		for _, p := range peers {
+			if p.usable() != nil {
+				continue // down, closing, or said goodbye: the drain has its own deadline
+			}
+			c := &p.clk
+			if r := p.reads.Load(); r != c.reads {
+				c.reads, c.quiet = r, 0
+			} else if c.quiet += period; c.quiet >= t.cfg.HeartbeatTimeout {
+				p.silent.Store(true)
+				p.conn.SetReadDeadline(time.Unix(1, 0))
+				continue
+			}
+			if w := p.ctr.writes.Load(); w != c.writes {
+				c.writes, c.idle = w, 0
+			} else if c.idle += period; c.idle >= t.cfg.HeartbeatInterval {
+				c.idle = 0
+				p.beat.Store(true)
+				p.kickWriter()
+			}
 			// Not needed while every lock holder keeps its duty (see
 			// unlock); it bounds how long a request could wait if one
 			// did not.
 			if len(p.queue) > 0 {
 				p.kickWriter()
 			}
-		case <-p.down:
-			p.failQueued()
-			return
 		}
 	}
 }
@@ -535,7 +559,6 @@ func smallBatch(batch []*sendReq) bool {
 
 // wrote counts a write of n bytes of batch that ended with err.
 func (t *TCP) wrote(p *tcpPeer, batch []*sendReq, n int, err error) error {
-	p.lastWrite.Store(time.Now().UnixNano())
 	p.ctr.writes.Add(1)
 	p.ctr.bytesSent.Add(uint64(n))
 	if err == nil {
@@ -675,13 +698,13 @@ func (t *TCP) Close() error {
 		return nil
 	}
 	err := t.cfg.Listener.Close()
+	t.clock.Close()
 	for _, c := range shaking {
 		c.Close()
 	}
 	drain := time.Now().Add(min(t.cfg.HeartbeatTimeout, time.Second))
 	for _, p := range peers {
 		p.closing.Store(true)
-		p.drainUntil.Store(drain.UnixNano())
 		// A peer that does not read must not hold Close up: the deadline
 		// also ends a write that is blocked now.
 		p.conn.SetWriteDeadline(time.Now().Add(time.Second))

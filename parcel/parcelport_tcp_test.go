@@ -425,58 +425,87 @@ func TestTCPSendersAnsweredWhenPeerDies(t *testing.T) {
 	}
 }
 
-// deadlineConn records the read deadlines set on it; its reads return at
-// once and check that the deadline is far enough ahead.
+// deadlineListener hands out connections that count the read deadlines
+// set on them once their handshake has ended (SetDeadline(zero)).
+type deadlineListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*deadlineConn
+}
+
+func (l *deadlineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	dc := &deadlineConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, dc)
+	l.mu.Unlock()
+	return dc, nil
+}
+
+func (l *deadlineListener) readDeadlines() (n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		n += c.reads.Load()
+	}
+	return n
+}
+
+// deadlineConn hides the socket (the port then reads through a
+// FrameReader) and counts read deadlines after the handshake.
 type deadlineConn struct {
 	net.Conn
-	t        *testing.T
-	d        time.Duration
-	sets     int
-	deadline time.Time
-	draining bool // no bounds on the deadline
+	shaken atomic.Bool
+	reads  atomic.Int64
+}
+
+func (c *deadlineConn) SetDeadline(d time.Time) error {
+	if d.IsZero() {
+		c.shaken.Store(true)
+	}
+	return c.Conn.SetDeadline(d)
 }
 
 func (c *deadlineConn) SetReadDeadline(d time.Time) error {
-	c.sets++
-	c.deadline = d
-	return nil
+	if c.shaken.Load() {
+		c.reads.Add(1)
+	}
+	return c.Conn.SetReadDeadline(d)
 }
 
-func (c *deadlineConn) Read(b []byte) (int, error) {
-	if ahead := time.Until(c.deadline); !c.draining && (ahead <= c.d || ahead > c.d+c.d/4) {
-		c.t.Errorf("a read with its deadline %v ahead, want more than %v and at most %v", ahead, c.d, c.d+c.d/4)
+// A peer that is heard from — heartbeats, parcels — keeps its connection
+// without a read deadline ever being set: the port's clock counts reads
+// instead (no deadline, no Go timer per message).
+func TestTCPNoReadDeadlineWhileHeard(t *testing.T) {
+	const interval, timeout = 10 * time.Millisecond, 80 * time.Millisecond
+	fast := func(c *TCPConfig) { c.HeartbeatInterval, c.HeartbeatTimeout = interval, timeout }
+	r0, r1 := newRecorder(), newRecorder()
+	var ln *deadlineListener
+	p0 := newTCPPort(t, 0, r0, func(c *TCPConfig) {
+		fast(c)
+		ln = &deadlineListener{Listener: c.Listener}
+		c.Listener = ln
+	})
+	p1 := newTCPPort(t, 1, r1, fast)
+	ctx := context.Background()
+	if err := p1.Connect(ctx, 0, p0.Addr()); err != nil {
+		t.Fatal(err)
 	}
-	return len(b), nil
-}
-
-func TestDeadlineReader(t *testing.T) {
-	const d = time.Second
-	conn := &deadlineConn{t: t, d: d}
-	p := &tcpPeer{conn: conn}
-	r := &deadlineReader{p: p, d: d}
-	b := make([]byte, 1)
-	start := time.Now()
-	for range 100 {
-		r.Read(b)
+	for range 40 { // 4 timeouts of parcels and heartbeats
+		if err := p1.Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0, Action: "ping"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(timeout / 10)
 	}
-	if time.Since(start) < d/4 && conn.sets != 1 {
-		t.Fatalf("100 reads in a row set the deadline %d times, want once", conn.sets)
+	r0.waitParcels(t, 40)
+	if downs := r0.peerDowns(); len(downs) != 0 {
+		t.Fatalf("peer down while heard: %v", downs)
 	}
-	time.Sleep(d / 4)
-	r.Read(b)
-	if conn.sets < 2 {
-		t.Fatal("the deadline was not moved after a quarter of the timeout")
-	}
-	// Closing: the deadline is the end of the drain, set once.
-	conn.draining = true
-	drain := time.Now().Add(100 * time.Millisecond)
-	p.drainUntil.Store(drain.UnixNano())
-	sets := conn.sets
-	for range 10 {
-		r.Read(b)
-	}
-	if conn.sets != sets+1 || !conn.deadline.Equal(time.Unix(0, drain.UnixNano())) {
-		t.Fatalf("closing: %d more deadlines, the last %v; want one, the end of the drain %v", conn.sets-sets, conn.deadline, drain)
+	if n := ln.readDeadlines(); n != 0 {
+		t.Fatalf("%d read deadlines set on a connection whose peer was heard", n)
 	}
 }
 

@@ -14,6 +14,6 @@ func rawConn(net.Conn) syscall.RawConn { return nil }
 
 // readRaw is readRaw of the systems with raw descriptor access; here it
 // only says that there is none.
-func readRaw(syscall.RawConn, *deadlineReader, *frameDecoder, *spinner, func(*Parcel, int64)) error {
+func readRaw(syscall.RawConn, *tcpPeer, *frameDecoder, *spinner, func(*Parcel, int64)) error {
 	return errors.New("parcel: no raw descriptor access on this system")
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"time"
 )
 
 // rawConn returns c's raw descriptor access, or nil if it has none.
@@ -33,24 +34,27 @@ func rawConn(c net.Conn) syscall.RawConn {
 // arrival or when the heartbeat timeout passes, so after the peer's
 // goodbye (and while closing) the reader reads on to the end instead. Payloads are read straight
 // into the memory Handler.Buffer gives, as FrameReader does. The read
-// deadline (dr) and Close end the wait as they end a Read.
-func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, spin *spinner, deliver func(*Parcel, int64)) error {
+// deadline and Close end the wait as they end a Read; the reads that
+// returned bytes are counted in p.reads for the port's clock.
+func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, deliver func(*Parcel, int64)) error {
 	var rerr error
+	// A spinning reader is not in the poller, where a deadline would end
+	// its wait: it looks at the peer itself.
+	over := func(time.Time) bool { return p.usable() != nil || p.silent.Load() }
 	err := raw.Read(func(fd uintptr) bool {
 		for {
-			dr.refresh()
 			b, direct := d.space()
 			n, err := syscall.Read(int(fd), b)
 			switch {
 			case err == syscall.EINTR:
 				continue
 			case err == syscall.EAGAIN:
-				if spin != nil && spin.await(fd, dr.over) {
+				if spin != nil && spin.await(fd, over) {
 					continue
 				}
 				return false
 			case err != nil:
-				rerr = &net.OpError{Op: "read", Net: "tcp", Source: dr.p.conn.LocalAddr(), Addr: dr.p.conn.RemoteAddr(), Err: os.NewSyscallError("read", err)}
+				rerr = &net.OpError{Op: "read", Net: "tcp", Source: p.conn.LocalAddr(), Addr: p.conn.RemoteAddr(), Err: os.NewSyscallError("read", err)}
 				return true
 			case n == 0:
 				rerr = io.EOF
@@ -59,16 +63,17 @@ func readRaw(raw syscall.RawConn, dr *deadlineReader, d *frameDecoder, spin *spi
 				}
 				return true
 			}
+			p.reads.Add(1)
 			if err := d.fed(n, direct, deliver); err != nil {
 				rerr = err
 				return true
 			}
-			if n < len(b) && !dr.p.gotBye.Load() && !dr.p.closing.Load() {
+			if n < len(b) && !p.gotBye.Load() && !p.closing.Load() {
 				// Drained: wait for the next arrival. (Once the peer said
 				// goodbye, or we are closing, read on: its end of stream
 				// may have come with the last bytes, and an end that came
 				// before this read wakes no one.)
-				if spin != nil && spin.await(fd, dr.over) {
+				if spin != nil && spin.await(fd, over) {
 					continue
 				}
 				return false

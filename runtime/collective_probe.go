@@ -1,7 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/tick"
 )
 
 // Mismatches that exchange no message. Sites compare their calls when a
@@ -9,7 +12,8 @@ import (
 // Gather against Scatter on two sites: each waits for the other. So a site
 // whose wait lasts probeAfter sends a probe (its operation and count) to
 // the site it waits for. One watchdog goroutine per locality finds the
-// long waits (a wait costs no timer of its own): it ticks every
+// long waits (a wait costs no timer of its own, and the watchdog's ticker
+// is no Go timer either: see internal/tick): it ticks every
 // probeAfter/2 and probes for each wait that has seen two ticks, so a probe
 // goes out between probeAfter/2 and probeAfter into a wait. The receiver compares the probe with the call it
 // runs, or ran, in that generation — or keeps it until it gets there — and
@@ -121,19 +125,15 @@ type collWait struct {
 // watchWaits is the locality's watchdog of collective waits (see the top
 // of this file); it runs from the first communicator to the locality's end.
 func (rt *Runtime) watchWaits() {
-	t := time.NewTicker(probeAfter / 2)
-	defer t.Stop()
+	t := tick.New(probeAfter / 2)
+	defer context.AfterFunc(rt.ctx, t.Close)()
+	defer t.Close()
 	m := &rt.coll
 	// Copies of the runs to probe for, taken under m.mu: a run changes
 	// itself (its count) only between waits, when it is not in m.waits.
 	var due []opRun
 	var to []int
-	for {
-		select {
-		case <-rt.ctx.Done():
-			return
-		case <-t.C:
-		}
+	for t.Wait() {
 		due, to = due[:0], to[:0]
 		m.mu.Lock()
 		m.tick++

@@ -184,7 +184,6 @@ type scheduler struct {
 	free     []int       // lanes nobody holds
 	idle     []chan work // workers without a lane, waiting for one and a task
 	stopped  bool
-	stop     chan struct{}
 
 	seq      atomic.Uint64
 	spawned  atomic.Uint64
@@ -211,7 +210,6 @@ func newScheduler(base context.Context, locality uint32, lanes int, o TaskObserv
 		locality: locality,
 		lanes:    lanes,
 		observer: o,
-		stop:     make(chan struct{}),
 	}
 	for lane := lanes - 1; lane >= 0; lane-- {
 		s.free = append(s.free, lane)
@@ -373,12 +371,7 @@ func (s *scheduler) acquire() int {
 	ch := make(chan int, 1)
 	s.resumers = append(s.resumers, ch)
 	s.mu.Unlock()
-	select {
-	case lane := <-ch:
-		return lane
-	case <-s.stop:
-		return -1
-	}
+	return <-ch // close sends -1
 }
 
 // worker runs w, then keeps taking work while its lane has some (tasks
@@ -405,10 +398,8 @@ func (s *scheduler) worker(w work) {
 		}
 		s.idle = append(s.idle, ch)
 		s.mu.Unlock()
-		select {
-		case w = <-ch:
-		case <-s.stop:
-			return
+		if w = <-ch; w.t == nil {
+			return // close
 		}
 	}
 }
@@ -487,7 +478,18 @@ func (s *scheduler) close() {
 		return
 	}
 	s.stopped = true
-	close(s.stop)
+	// Parked workers and waiting resumers wait on one channel each (a
+	// plain receive costs less than a select with a stop channel); each
+	// is told to stop on its own. Their channels have room for the one
+	// send.
+	for _, ch := range s.idle {
+		ch <- work{lane: -1}
+	}
+	s.idle = nil
+	for _, ch := range s.resumers {
+		ch <- -1
+	}
+	s.resumers = nil
 	var dropped []*task
 	for t := s.queue.pop(); t != nil; t = s.queue.pop() {
 		if t.claimed.CompareAndSwap(false, true) {
