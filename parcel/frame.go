@@ -19,10 +19,9 @@ const (
 	MaxHeader = 16 << 20
 	// frameHeadLen is the fixed prefix of a frame: body and header lengths.
 	frameHeadLen = 12
-	// maxChunks bounds the number of chunks in one parcel.
-	maxChunks = 65536 // the msgp:limit on header arrays
-	// maxArgs bounds Header.Args: msgp applies its array limit to byte
-	// slices as well.
+	// maxChunks bounds the number of chunks in one parcel (Lengths).
+	maxChunks = 65536
+	// maxArgs bounds Header.Args and Header.Trace (Bytes).
 	maxArgs = 65536
 )
 
@@ -198,11 +197,10 @@ func DecodeHeader(b []byte, h *Header) error {
 	if v != uint64(HeaderVersion) {
 		return fmt.Errorf("header version %d, this build speaks %d", v, HeaderVersion)
 	}
-	// Walk the encoding before decoding it: every length it claims must be
-	// backed by bytes, so decoding allocates no more than b is long.
-	if _, err := msgp.Skip(b); err != nil {
-		return fmt.Errorf("header: %w", err)
-	}
+	// Every length the header claims is checked against the bytes there
+	// before memory is taken for it (strings by msgp, the byte fields and
+	// the chunk list by Bytes and Lengths), so decoding allocates no more
+	// than b is long, without a walk of the encoding first.
 	rest, err = h.UnmarshalMsg(b)
 	if err != nil {
 		return fmt.Errorf("header: %w", err)

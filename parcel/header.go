@@ -3,7 +3,9 @@ package parcel
 //go:generate go tool msgp -file header.go -o header_gen.go -tests=false -io=false
 
 // Arrays in a received header are bounded before they are allocated, so a
-// hostile header cannot ask for gigabytes with a few bytes.
+// hostile header cannot ask for gigabytes with a few bytes (and the byte
+// fields and chunk list, Bytes and Lengths, by the bytes there: see
+// header_fields.go).
 //
 //msgp:limit arrays:65536 maps:1024
 
@@ -66,16 +68,16 @@ const (
 //
 //msgp:tuple Header
 type Header struct {
-	Version uint8    // HeaderVersion
-	Kind    Kind     // what the parcel is for
-	Source  uint32   // sending locality
-	Dest    uint32   // receiving locality
-	Action  string   // action name (calls) or control verb (control)
-	Request uint64   // id pairing a call with its reply; 0: no reply wanted
-	Parent  uint64   // GUID of the task that sent the call
-	Code    Code     // reply status
-	Error   string   // reply error text when Code != CodeOK
-	Args    []byte   // small arguments, msgp-encoded by the runtime
-	Trace   []byte   // calls: the caller's trace context, opaque here (runtime's span hook); empty: none
-	Chunks  []uint64 // lengths of the raw chunks that follow the header; the last field
+	Version uint8   // HeaderVersion
+	Kind    Kind    // what the parcel is for
+	Source  uint32  // sending locality
+	Dest    uint32  // receiving locality
+	Action  string  // action name (calls) or control verb (control)
+	Request uint64  // id pairing a call with its reply; 0: no reply wanted
+	Parent  uint64  // GUID of the task that sent the call
+	Code    Code    // reply status
+	Error   string  // reply error text when Code != CodeOK
+	Args    Bytes   // small arguments, msgp-encoded by the runtime
+	Trace   Bytes   // calls: the caller's trace context, opaque here (runtime's span hook); empty: none
+	Chunks  Lengths // lengths of the raw chunks that follow the header; the last field
 }

@@ -54,11 +54,20 @@ func (z *Header) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.AppendUint64(o, z.Parent)
 	o = msgp.AppendUint8(o, uint8(z.Code))
 	o = msgp.AppendString(o, z.Error)
-	o = msgp.AppendBytes(o, z.Args)
-	o = msgp.AppendBytes(o, z.Trace)
-	o = msgp.AppendArrayHeader(o, uint32(len(z.Chunks)))
-	for za0001 := range z.Chunks {
-		o = msgp.AppendUint64(o, z.Chunks[za0001])
+	o, err = z.Args.MarshalMsg(o)
+	if err != nil {
+		err = msgp.WrapError(err, "Args")
+		return
+	}
+	o, err = z.Trace.MarshalMsg(o)
+	if err != nil {
+		err = msgp.WrapError(err, "Trace")
+		return
+	}
+	o, err = z.Chunks.MarshalMsg(o)
+	if err != nil {
+		err = msgp.WrapError(err, "Chunks")
+		return
 	}
 	return
 }
@@ -128,69 +137,20 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err, "Error")
 		return
 	}
-	var zb0004 uint32
-	zb0004, bts, err = msgp.ReadBytesHeader(bts)
+	bts, err = z.Args.UnmarshalMsg(bts)
 	if err != nil {
 		err = msgp.WrapError(err, "Args")
 		return
 	}
-	if zb0004 > zd587dfaflimitArrays {
-		err = msgp.ErrLimitExceeded
-		return
-	}
-	if z.Args == nil || uint32(cap(z.Args)) < zb0004 {
-		z.Args = make([]byte, zb0004)
-	} else {
-		z.Args = z.Args[:zb0004]
-	}
-	if uint32(len(bts)) < zb0004 {
-		err = msgp.ErrShortBytes
-		return
-	}
-	copy(z.Args, bts[:zb0004])
-	bts = bts[zb0004:]
-	var zb0005 uint32
-	zb0005, bts, err = msgp.ReadBytesHeader(bts)
+	bts, err = z.Trace.UnmarshalMsg(bts)
 	if err != nil {
 		err = msgp.WrapError(err, "Trace")
 		return
 	}
-	if zb0005 > zd587dfaflimitArrays {
-		err = msgp.ErrLimitExceeded
-		return
-	}
-	if z.Trace == nil || uint32(cap(z.Trace)) < zb0005 {
-		z.Trace = make([]byte, zb0005)
-	} else {
-		z.Trace = z.Trace[:zb0005]
-	}
-	if uint32(len(bts)) < zb0005 {
-		err = msgp.ErrShortBytes
-		return
-	}
-	copy(z.Trace, bts[:zb0005])
-	bts = bts[zb0005:]
-	var zb0006 uint32
-	zb0006, bts, err = msgp.ReadArrayHeaderBytes(bts)
+	bts, err = z.Chunks.UnmarshalMsg(bts)
 	if err != nil {
 		err = msgp.WrapError(err, "Chunks")
 		return
-	}
-	if zb0006 > zd587dfaflimitArrays {
-		err = msgp.ErrLimitExceeded
-		return
-	}
-	if cap(z.Chunks) >= int(zb0006) {
-		z.Chunks = (z.Chunks)[:zb0006]
-	} else {
-		z.Chunks = make([]uint64, zb0006)
-	}
-	for za0001 := range z.Chunks {
-		z.Chunks[za0001], bts, err = msgp.ReadUint64Bytes(bts)
-		if err != nil {
-			err = msgp.WrapError(err, "Chunks", za0001)
-			return
-		}
 	}
 	o = bts
 	return
@@ -198,7 +158,7 @@ func (z *Header) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Header) Msgsize() (s int) {
-	s = 1 + msgp.Uint8Size + msgp.Uint8Size + msgp.Uint32Size + msgp.Uint32Size + msgp.StringPrefixSize + len(z.Action) + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint8Size + msgp.StringPrefixSize + len(z.Error) + msgp.BytesPrefixSize + len(z.Args) + msgp.BytesPrefixSize + len(z.Trace) + msgp.ArrayHeaderSize + (len(z.Chunks) * (msgp.Uint64Size))
+	s = 1 + msgp.Uint8Size + msgp.Uint8Size + msgp.Uint32Size + msgp.Uint32Size + msgp.StringPrefixSize + len(z.Action) + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint8Size + msgp.StringPrefixSize + len(z.Error) + z.Args.Msgsize() + z.Trace.Msgsize() + z.Chunks.Msgsize()
 	return
 }
 
