@@ -23,8 +23,9 @@ type frameDecoder struct {
 	r, w  int
 
 	// The frame whose chunks are being filled: p is nil between chunks
-	// phases.
+	// phases; in holds it.
 	p     *Parcel
+	in    *inParcel
 	ci    int   // chunk being filled
 	off   int   // bytes of chunk ci filled
 	frame int64 // length on the wire of the current frame
@@ -91,13 +92,32 @@ func (d *frameDecoder) fed(n int, direct bool, deliver func(p *Parcel, wire int6
 }
 
 // inParcel is a received parcel with room for the small arguments, chunk
-// lengths and chunks of most parcels, so that receiving one costs one
+// lengths and chunks of most parcels, and for the bytes of small chunks
+// that the handler gives no memory for, so that receiving one costs one
 // allocation (and the action name's string for calls).
 type inParcel struct {
 	p      Parcel
 	args   [32]byte
 	lens   [2]uint64
 	chunks [2][]byte
+	small  [SmallChunks / 8]float64 // 8-byte aligned, as a []float64 view needs
+	used   int                      // bytes of small taken
+}
+
+// SmallChunks is how many bytes of small chunks a received parcel holds in
+// its own memory: a handler gives no memory (Handler.Buffer returns nil)
+// for the chunks that fit, which then cost no allocation of their own.
+const SmallChunks = 64
+
+// chunk returns n bytes for a chunk: from the parcel's room for small
+// chunks, 8-byte aligned, while it lasts; else new memory.
+func (in *inParcel) chunk(n int) []byte {
+	if n <= SmallChunks-in.used {
+		c := Float64Bytes(in.small[:])[in.used : in.used+n : in.used+n]
+		in.used += (n + 7) &^ 7
+		return c
+	}
+	return make([]byte, n)
 }
 
 // head decodes the frame prefix and header at stage[r:], if they have
@@ -155,7 +175,7 @@ func (d *frameDecoder) head() (bool, error) {
 	default:
 		p.Chunks = make([][]byte, n)
 	}
-	d.p, d.ci, d.off = p, -1, 0
+	d.p, d.in, d.ci, d.off = p, in, -1, 0
 	d.frame = int64(frameHeadLen + body)
 	return true, nil
 }
@@ -171,7 +191,7 @@ func (d *frameDecoder) nextChunk(deliver func(p *Parcel, wire int64)) error {
 		d.ci++
 		d.off = 0
 		if d.ci == len(p.Chunks) {
-			d.p = nil
+			d.p, d.in = nil, nil
 			deliver(p, d.frame)
 			return nil
 		}
@@ -181,7 +201,7 @@ func (d *frameDecoder) nextChunk(deliver func(p *Parcel, wire int64)) error {
 			c = d.buf(&p.Header, d.ci, int(n))
 		}
 		if uint64(len(c)) != n {
-			c = make([]byte, n)
+			c = d.in.chunk(int(n))
 		}
 		p.Chunks[d.ci] = c
 		if n > 0 {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tessera-amt/tessera/internal/jobtest"
 )
@@ -691,6 +692,39 @@ func TestFrameDecoderPieces(t *testing.T) {
 		}
 		if len(provided) != 2 {
 			t.Fatalf("pieces of %d: chunk memory provided for %v", piece, provided)
+		}
+	}
+}
+
+// Small chunks that the handler gives no memory for are read into the
+// parcel's own room, 8-byte aligned: a frame of two that fit costs one
+// allocation, and one whose second chunk does not fit one more.
+func TestFrameDecoderSmallChunks(t *testing.T) {
+	for _, tc := range []struct {
+		lens   []int
+		allocs float64
+	}{{[]int{24, 40}, 1}, {[]int{32, 40}, 2}} {
+		chunks := chunksOf(tc.lens...)
+		frame := appendFrame(t, nil, Header{Kind: KindCall}, chunks)
+		d := newFrameDecoder(0, func(*Header, int, int) []byte { return nil })
+		var got *Parcel
+		feed := func() {
+			b, direct := d.space()
+			n := copy(b, frame)
+			if err := d.fed(n, direct, func(p *Parcel, _ int64) { got = p }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if allocs := testing.AllocsPerRun(100, feed); allocs != tc.allocs {
+			t.Errorf("chunks of %v: %v allocations per frame, want %v", tc.lens, allocs, tc.allocs)
+		}
+		for i, c := range got.Chunks {
+			if string(c) != string(chunks[i]) {
+				t.Fatalf("chunks of %v: chunk %d differs", tc.lens, i)
+			}
+			if uintptr(unsafe.Pointer(unsafe.SliceData(c)))%8 != 0 {
+				t.Errorf("chunks of %v: chunk %d is not 8-byte aligned", tc.lens, i)
+			}
 		}
 	}
 }

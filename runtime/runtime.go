@@ -343,7 +343,8 @@ func (rt *Runtime) takePending(id uint64) *pendingCall {
 }
 
 // Buffer implements parcel.Handler: replies go into the memory their caller
-// provided; other chunks into fresh memory aligned for float64.
+// provided; small chunks (parcel.SmallChunks) into the parcel's own room;
+// others into recycled memory (Recycle) or fresh memory aligned for float64.
 func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 	if h.Kind == parcel.KindReply {
 		rt.pmu.Lock()
@@ -352,6 +353,9 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 		if pc != nil && i < len(pc.bufs) && len(pc.bufs[i]) == n {
 			return pc.bufs[i]
 		}
+	}
+	if n <= parcel.SmallChunks {
+		return nil // the port reads it into the parcel's own room
 	}
 	if b := rt.recycle.get(n); b != nil {
 		return b
