@@ -17,10 +17,14 @@ type Future[T any] struct {
 	ready atomic.Bool
 	mu    sync.Mutex
 	wait  chan struct{} // made by the first waiter, closed when ready
-	cbs   []func()      // run once, when ready
-	val   T
-	err   error
-	sched *scheduler // where continuations run; nil for ready-made futures
+	// waiter is the task parked on f, woken through its wake channel: the
+	// first task that waits with a context that ends only with the
+	// locality, which costs neither a channel nor a select per wait.
+	waiter *task
+	cbs    []func() // run once, when ready
+	val    T
+	err    error
+	sched  *scheduler // where continuations run; nil for ready-made futures
 
 	// producer is the task whose result this is, until the future is
 	// ready: a task that Gets the future before the producer started runs
@@ -57,6 +61,12 @@ func (f *Future[T]) set(v T, err error) bool {
 	f.producer.Store(nil)
 	if f.wait != nil {
 		close(f.wait)
+	}
+	if t := f.waiter; t != nil {
+		select {
+		case t.wake <- struct{}{}:
+		default: // a wake-up is pending already
+		}
 	}
 	cbs := f.cbs
 	f.cbs = nil
@@ -107,13 +117,25 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
 		return f.val, f.err // p, which t ran itself, fulfilled f
 	}
+	// A task waiting with a context that ends only with the locality (its
+	// own, or one that adds values) parks on its wake channel; any other
+	// waiter on a channel of f's, and on its context.
+	park := t != nil && ctx.Done() == t.Context.Done()
+	if park && t.wake == nil {
+		t.wake = make(chan struct{}, 1)
+	}
 	f.mu.Lock()
 	if f.ready.Load() {
 		f.mu.Unlock()
 		return f.val, f.err
 	}
-	if f.wait == nil {
-		f.wait = make(chan struct{})
+	if park && f.waiter == nil {
+		f.waiter = t
+	} else {
+		park = false
+		if f.wait == nil {
+			f.wait = make(chan struct{})
+		}
 	}
 	wait := f.wait
 	f.mu.Unlock()
@@ -122,14 +144,27 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		if t.s.spinReady(&f.ready) {
 			return f.val, f.err
 		}
-		t.yield()
+		t.yield(park)
 	}
 	var zero T
 	var err error
-	select {
-	case <-wait:
-	case <-ctx.Done():
-		err = context.Cause(ctx)
+	if park {
+		// Listed among the parked tasks before looking at ctx: a
+		// locality that ends before the look is seen, one that ends
+		// after it wakes the task.
+		for !f.ready.Load() {
+			if ctx.Err() != nil {
+				err = context.Cause(ctx)
+				break
+			}
+			<-t.wake
+		}
+	} else {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
 	}
 	if t != nil {
 		t.resume()

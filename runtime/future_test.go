@@ -296,6 +296,41 @@ func TestShutdownReleasesWaiters(t *testing.T) {
 	}
 }
 
+// Tasks that wait with their own context, which ends only with the
+// locality, park on their wake channels: a fulfilled future wakes its
+// waiter, and the locality's end wakes every other parked one — two on one
+// future (the second waits on the future's channel), one on another.
+func TestShutdownReleasesParkedWaiters(t *testing.T) {
+	ctx := testCtx(t)
+	rt := startOne(t, Config{Lanes: 1})
+	never, other, soon := newFuture[int](nil), newFuture[int](nil), newFuture[int](nil)
+	bg := context.Background() // the tasks' functions get the tasks themselves
+	waits := []*Future[int]{
+		Spawn(bg, rt, func(ctx context.Context) (int, error) { return never.Get(ctx) }),
+		Spawn(bg, rt, func(ctx context.Context) (int, error) { return never.Get(ctx) }),
+		Spawn(bg, rt, func(ctx context.Context) (int, error) { return other.Get(ctx) }),
+	}
+	woken := Spawn(bg, rt, func(ctx context.Context) (int, error) { return soon.Get(ctx) })
+	for rt.sched.yields.Load() < 4 {
+		time.Sleep(time.Millisecond)
+	}
+	soon.set(7, nil)
+	if v, err := woken.Get(ctx); v != 7 || err != nil {
+		t.Fatalf("parked task woken by its future: %v, %v", v, err)
+	}
+	rt.shutdown(ErrShutdown)
+	for i, f := range waits {
+		if _, err := f.Get(ctx); !errors.Is(err, ErrShutdown) {
+			t.Errorf("task %d parked at shutdown: %v, want ErrShutdown", i, err)
+		}
+	}
+	rt.sched.mu.Lock()
+	defer rt.sched.mu.Unlock()
+	if rt.sched.parked != nil {
+		t.Error("tasks still listed as parked after they returned")
+	}
+}
+
 // A task from SpawnNamed reaches observers under its name; one from Spawn
 // under its function's.
 func TestSpawnNamedNamesTheTask(t *testing.T) {

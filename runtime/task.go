@@ -59,6 +59,15 @@ type task struct {
 	// wait (Future.Get).
 	direct bool
 
+	// wake is where a task parked on a future (Future.waiter) is woken:
+	// by the future's fulfilment, or by the locality's end. It has room
+	// for one wake-up; one left over from an earlier wait only makes the
+	// next look again. Made by the task's goroutine at its first park.
+	wake chan struct{}
+	// prevParked and nextParked link the task into scheduler.parked while
+	// it is parked there; guarded by the scheduler's mu.
+	prevParked, nextParked *task
+
 	// claimed is set by whoever runs (or drops) the task: the worker that
 	// takes it off the queue, or a task that waits for its result and runs
 	// it itself (see Future.Get). Only the claimer touches fn and drop.
@@ -143,20 +152,29 @@ func (t *task) info() TaskInfo {
 }
 
 // yield gives the task's lane back while the task blocks: to a task that
-// is waiting to resume, to the next queued task, or to the free list.
-func (t *task) yield() {
+// is waiting to resume, to the next queued task, or to the free list. A
+// task that parks on its wake channel (park) is listed among the parked
+// tasks too, which the locality's end wakes.
+func (t *task) yield(park bool) {
 	s := t.s
 	if o := s.observer; o != nil {
 		o.TaskYield(t.info())
 	}
 	s.yields.Add(1)
-	s.release(t.lane)
+	var p *task
+	if park {
+		p = t
+	}
+	if next := s.pass(t.lane, p); next != nil {
+		s.mu.Lock()
+		s.startLocked(work{next, t.lane})
+	}
 }
 
 // resume takes a lane again: a free one at once, or else the next one a
-// task gives back.
+// task gives back. A parked task leaves the parked list.
 func (t *task) resume() {
-	t.lane = t.s.acquire()
+	t.lane = t.s.acquire(t)
 	if o := t.s.observer; o != nil {
 		o.TaskResume(t.info())
 	}
@@ -183,6 +201,7 @@ type scheduler struct {
 	resumers []chan int  // blocked tasks whose value arrived, waiting for a lane
 	free     []int       // lanes nobody holds
 	idle     []chan work // workers without a lane, waiting for one and a task
+	parked   *task       // tasks parked on their wake channel (Future.Get), linked
 	stopped  bool
 
 	seq      atomic.Uint64
@@ -214,7 +233,21 @@ func newScheduler(base context.Context, locality uint32, lanes int, o TaskObserv
 	for lane := lanes - 1; lane >= 0; lane-- {
 		s.free = append(s.free, lane)
 	}
+	context.AfterFunc(base, s.wakeParked)
 	return s
+}
+
+// wakeParked wakes every task parked on its wake channel, once the
+// locality has ended: their waits end with its cause.
+func (s *scheduler) wakeParked() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := s.parked; t != nil; t = t.nextParked {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // funcName returns the name of the function at pc, looked up once per
@@ -323,16 +356,25 @@ func (s *scheduler) startLocked(w work) {
 // release gives up lane while its holder waits: to a waiting resumer, to
 // the next queued task on another worker, or to the free list.
 func (s *scheduler) release(lane int) {
-	if t := s.pass(lane); t != nil {
+	if t := s.pass(lane, nil); t != nil {
 		s.mu.Lock()
 		s.startLocked(work{t, lane})
 	}
 }
 
 // pass hands lane to the first task waiting to resume, or returns the next
-// queued task for the caller to run on lane, or frees lane.
-func (s *scheduler) pass(lane int) *task {
+// queued task for the caller to run on lane, or frees lane. With park
+// given, it lists park among the parked tasks in the same critical
+// section.
+func (s *scheduler) pass(lane int, park *task) *task {
 	s.mu.Lock()
+	if park != nil {
+		park.nextParked = s.parked
+		if s.parked != nil {
+			s.parked.prevParked = park
+		}
+		s.parked = park
+	}
 	if len(s.resumers) > 0 {
 		ch := s.resumers[0]
 		s.resumers = s.resumers[1:]
@@ -354,10 +396,22 @@ func (s *scheduler) pass(lane int) *task {
 	return nil
 }
 
-// acquire returns a lane for a task that resumes, waiting for one if all are
-// held. After stop it returns -1: the task finishes without a lane.
-func (s *scheduler) acquire() int {
+// acquire returns a lane for t, which resumes, waiting for one if all are
+// held; t leaves the parked list if it is on it. After stop it returns -1:
+// the task finishes without a lane.
+func (s *scheduler) acquire(t *task) int {
 	s.mu.Lock()
+	if t.prevParked != nil || s.parked == t {
+		if t.prevParked != nil {
+			t.prevParked.nextParked = t.nextParked
+		} else {
+			s.parked = t.nextParked
+		}
+		if t.nextParked != nil {
+			t.nextParked.prevParked = t.prevParked
+		}
+		t.prevParked, t.nextParked = nil, nil
+	}
 	if s.stopped {
 		s.mu.Unlock()
 		return -1
@@ -384,7 +438,7 @@ func (s *scheduler) worker(w work) {
 		if lane < 0 {
 			return
 		}
-		if t := s.pass(lane); t != nil {
+		if t := s.pass(lane, nil); t != nil {
 			w = work{t, lane}
 			continue
 		}
