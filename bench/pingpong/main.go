@@ -13,6 +13,8 @@
 //	rtt  a round trip of a 64-byte []byte: Tessera calls an action that
 //	     returns its argument and waits for the reply; raw writes 64 bytes
 //	     on a TCP_NODELAY connection and reads the 64 echoed back.
+//	rtt-timer  (raw) rtt with a Go timer pending in each process, due in
+//	     an hour: what a pending timer costs a round trip
 //	rtt-handoff  (raw) rtt with the two goroutine hand-offs of the runtime's
 //	     design: in each process a reader goroutine hands each message over
 //	     a channel, to a worker goroutine that writes the echo, and to the
@@ -441,8 +443,12 @@ func socketFDs() (int, error) {
 
 // raw runs each test against a child process of this binary.
 func raw(p params) error {
-	if p.tests["rtt"] {
-		err := withPeer(p, "rtt", func(c *net.TCPConn) error {
+	for _, test := range []string{"rtt", "rtt-timer"} {
+		if !p.tests[test] {
+			continue
+		}
+		err := withPeer(p, test, func(c *net.TCPConn) error {
+			defer pendingTimer(test)()
 			msg := make([]byte, p.rttSize)
 			in := make([]byte, p.rttSize)
 			round := func() error {
@@ -456,11 +462,11 @@ func raw(p params) error {
 			if err != nil {
 				return err
 			}
-			result("raw_rtt", "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
+			result("raw_"+strings.ReplaceAll(test, "-", "_"), "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("rtt: %w", err)
+			return fmt.Errorf("%s: %w", test, err)
 		}
 	}
 	if p.tests["rtt-handoff"] {
@@ -601,7 +607,10 @@ func rawPeer(p params) error {
 		return err
 	}
 	switch {
-	case p.tests["rtt"]:
+	case p.tests["rtt"], p.tests["rtt-timer"]:
+		if p.tests["rtt-timer"] {
+			defer pendingTimer("rtt-timer")()
+		}
 		buf := make([]byte, p.rttSize)
 		for {
 			if _, err := io.ReadFull(c, buf); err != nil {
@@ -658,6 +667,19 @@ func rawPeer(p params) error {
 		return nil
 	}
 	return fmt.Errorf("raw-peer: no test")
+}
+
+// pendingTimer keeps a Go timer pending, due in an hour, if test is
+// rtt-timer, and returns the function that stops it. The Go scheduler's
+// poller never waits without a timeout while a timer is pending: this
+// measures what that costs the raw ping-pong, which the runtime avoids by
+// having none pending while messages flow (internal/tick).
+func pendingTimer(test string) (stop func()) {
+	if test != "rtt-timer" {
+		return func() {}
+	}
+	t := time.NewTimer(time.Hour)
+	return func() { t.Stop() }
 }
 
 // setCongestion makes c use the TCP congestion control algorithm name, as

@@ -17,6 +17,8 @@ PP_FLAGS=(-test 'rtt,bw' -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64 -b
 TESSERA_FLAGS=(-window "$WINDOW")
 # The blocking job also times the echo as a direct action (RegisterDirect).
 DIRECT_TEST=(-test 'rtt,rtt-direct,bw')
+# The raw baseline also times its ping-pong with a Go timer pending.
+RAW_TEST=(-test 'rtt,rtt-timer,bw')
 GOTEST=(go test -run '^$' -bench '^BenchmarkTasks$' -benchtime "$BENCHTIME" -count "$REPS" ./bench/)
 GOTEST_SHOWN="go test -run '^\$' -bench '^BenchmarkTasks\$' -benchtime $BENCHTIME -count $REPS ./bench/"
 
@@ -125,7 +127,7 @@ mpi_run() {
 for ((r = 1; r <= REPS; r++)); do
 	say "pingpong repetition $r of $REPS"
 	if ((r % 2)); then
-		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
+		raw_run "${PP_FLAGS[@]}" "${RAW_TEST[@]}" >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
 		handoff_run >>"$tmp/results"
 		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
@@ -141,7 +143,7 @@ for ((r = 1; r <= REPS; r++)); do
 		mpi_run pingpong 2 "${MPI_PP_ARGS[@]}" >>"$tmp/results"
 		handoff_run >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
-		raw_run "${PP_FLAGS[@]}" >>"$tmp/results"
+		raw_run "${PP_FLAGS[@]}" "${RAW_TEST[@]}" >>"$tmp/results"
 	fi
 done
 cat "$tmp/results" >&2
@@ -157,6 +159,9 @@ r_rtt=$(median <"$tmp/r_rtt")
 rtt_ratio=$(ratios "$tmp/t_rtt" "$tmp/r_rtt" | median)
 d_rtt=$(median <"$tmp/d_rtt")
 d_ratio=$(ratios "$tmp/d_rtt" "$tmp/r_rtt" | median)
+field raw_rtt_timer us_per_rtt <"$tmp/results" >"$tmp/rt_rtt"
+rt_rtt=$(median <"$tmp/rt_rtt")
+rt_ratio=$(ratios "$tmp/rt_rtt" "$tmp/r_rtt" | median)
 field raw_rtt_handoff us_per_rtt <"$tmp/results" >"$tmp/h_rtt"
 h_rtt=$(median <"$tmp/h_rtt")
 h_ratio=$(ratios "$tmp/h_rtt" "$tmp/r_rtt" | median)
@@ -391,6 +396,7 @@ cat >>"$SUMMARY" <<EOF
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rtt_ratio" '%.2f') | ≤ 1.5 | $(meets "$rtt_ratio" '<=' 1.5) |
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking, **direct action** (\`RegisterDirect\`) | $(fmt "$d_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$d_ratio" '%.2f') | ≤ 1.5 | $(meets "$d_ratio" '<=' 1.5) |
 | Raw TCP ping-pong with the design's two goroutine hand-offs (GOMAXPROCS=1) | $(fmt "$h_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$h_ratio" '%.2f') | — | no target (the floor of the design) |
+| Raw TCP ping-pong with one Go timer pending in each process | $(fmt "$rt_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rt_ratio" '%.2f') | — | no target (why the runtime keeps no timer pending) |
 | Action round trip, 64-byte \`[]byte\`, blocking, against the raw ping-pong **with the hand-offs** | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$h_rtt" '%.1f') µs (raw with the two hand-offs) | $(fmt "$th_ratio" '%.2f') | — | no target (the runtime's own cost) |
 $poll_row
 | 8 MiB \`[]float64\` calls, window $WINDOW, 2 processes over TCP | $(fmt "$t_bw" '%.2f') GB/s | $(fmt "$r_bw" '%.2f') GB/s (raw TCP stream) | $(fmt "$bw_ratio" '%.2f') | ≥ 0.8 | $(meets "$bw_ratio" '>=' 0.8) |
@@ -429,7 +435,16 @@ rtt-handoff\`: in each process a reader goroutine hands each message over a
 channel — to a worker goroutine that writes the echo, as a call goes to a
 task on a lane, and to the caller, as a reply fulfils the future a task
 waits on), at GOMAXPROCS=1 as \`tessera run\` gives each locality:
-$(list "$tmp/h_rtt" %.1f) µs, the floor of any runtime built this way. The baseline of the poll mode is
+$(list "$tmp/h_rtt" %.1f) µs, the floor of any runtime built this way. The
+plain ping-pong again with one Go timer pending in each process, due in an
+hour (\`-test rtt-timer\`): $(list "$tmp/rt_rtt" %.1f) µs. While any timer is
+pending, Go's scheduler never waits in its network poller without a
+timeout, so every wait arms a kernel timer and every wake-up reads the
+clock — which this virtual machine makes dear. The runtime keeps no timer
+pending while messages flow: heartbeats, the silence check and the
+collective watchdog run on a timerfd read through the poller
+(\`internal/tick\`), and readers and writers count instead of reading the
+clock or moving deadlines. The baseline of the poll mode is
 \`bench/mpi/pingpong.c\`, \`MPI_Send\`/\`MPI_Recv\` of 64 bytes between 2
 ranks of Open MPI over TCP, which **polls** while it waits: $mpi_rtt_text.
 All warm up with $RTT_WARM round trips and time $RTT_N.
@@ -456,7 +471,7 @@ polling 20.9-25.8 µs (median 22.4; median of the ratios of each round
     tessera run -n 2 --parcelport nbio pingpong -mode tessera -test bw ${PP_FLAGS[*]:2} ${TESSERA_FLAGS[*]}
     tessera run -n 2 --tcp-congestion reno pingpong -mode tessera -test bw ${PP_FLAGS[*]:2} ${TESSERA_FLAGS[*]}
     # baselines: the raw one starts its peer as a child process
-    pingpong -mode raw ${PP_FLAGS[*]}
+    pingpong -mode raw ${PP_FLAGS[*]} ${RAW_TEST[*]}
     GOMAXPROCS=1 pingpong -mode raw -test rtt-handoff -rtt-n $RTT_N -rtt-warmup $RTT_WARM -rtt-size 64
     mpicc -O2 -o mpi_pingpong bench/mpi/pingpong.c
     mpirun ${MPIRUN_FLAGS[*]} -np 2 ./mpi_pingpong ${MPI_PP_ARGS[*]}
