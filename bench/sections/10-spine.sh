@@ -480,21 +480,46 @@ polling 20.9-25.8 µs (median 22.4; median of the ratios of each round
 
 Where the round trip goes (measured by hand, not by this script, in
 alternating runs on this shared machine, GOMAXPROCS=1 per locality as
-\`tessera run -n 2\` sets it on 2 cores). Medians of 6 rounds of jobs of
-20,000 round trips: raw ping-pong 19.8 µs; the same with the design's two
-hand-offs (\`-test rtt-handoff\`, GOMAXPROCS=1) 23.6 µs, 1.19 times raw;
-Tessera 32.2 µs; the echo as a direct action 29.8 µs. So of Tessera's
-excess over raw, about a third is the structure — a reader that is not the
-caller and a call that runs on a lane — and two thirds the runtime's own
-work per message: the msgp header (encoded, then walked once to bound what
-decoding may allocate, then decoded), the pending-call table, the future,
-the lane given back while the caller waits and taken again, the counters.
-At GOMAXPROCS=2 (the Go default) the hand-off ping-pong takes 45-57 µs:
-each hand-off then wakes a thread on the other core, which is why
-\`tessera run\` gives each locality its share of the cores.
+\`tessera run -n 2\` sets it on 2 cores). Medians of 10 rounds of jobs of
+20,000 round trips, on a busy day: raw ping-pong 17.4 µs; raw with a Go
+timer pending 18.4 µs; the design's two hand-offs (\`-test rtt-handoff\`,
+GOMAXPROCS=1) 22.5 µs, 1.29 times raw; Tessera 28.1 µs (1.61 times raw),
+the echo as a direct action 26.1 µs (1.50); the build before this round's
+changes 31.5 µs (1.81). So of Tessera's excess over raw, about half is the
+structure — a reader that is not the caller and a call that runs on a lane
+— and half the runtime's own work per message: the msgp header, the
+pending-call table, the future, the lane given back while the caller waits
+and taken again, the counters. On this machine the ratio to raw grows with
+the noise (the build before: 1.63 at a quiet moment, 1.81 on the busy day),
+so compare rows of one run only. At GOMAXPROCS=2 (the Go default) the
+hand-off ping-pong takes 45-57 µs: each hand-off then wakes a thread on the
+other core, which is why \`tessera run\` gives each locality its share of the
+cores.
 
 What changed the round trip, each measured in alternating runs:
 
+- No Go timer pending while messages flow. Each tcp writer had a ticker
+  for heartbeats and each reader moved its read deadline every so often
+  (with a clock read per read, and one per write for the idle time), and
+  the collective watchdog ticked on a Go ticker. With any timer pending,
+  every wait of Go's poller arms a kernel timer (\`strace\`: every blocking
+  \`epoll_pwait\` had a timeout; now they wait with -1) and every wake-up
+  reads the clock. Now one clock per port (\`internal/tick\`: a timerfd
+  read through the poller, no Go timer) counts reads and writes, asks the
+  writer for a heartbeat after the idle interval, and ends a silent peer's
+  read with a deadline in the past. \`perf stat\` of a job of 21,000 round
+  trips: futex calls 17,529 → 9,263, \`epoll_pwait\` 80,363 → 68,873,
+  context switches 71,587 → 59,231 (raw: 8,453, 56,035, 56,572). With the
+  other changes of that round — the header's byte fields and chunk list
+  decoded without a walk of the whole encoding first (25% less per
+  header, \`go test -bench DecodeHeader ./parcel/\`), small chunks read
+  into the received parcel's own room (7 → 5 allocations per round trip),
+  a waiting task parked on a wake channel of its own rather than on a
+  channel made per future and a select, and workers parked on one channel
+  rather than a select — the median ratio of 30 paired short jobs (5,000
+  round trips) against the build before was 0.888, 0.904 in a second
+  series, and 0.909 for the direct action; user CPU per round trip 17.8 →
+  12.5 µs (raw 6.5).
 - Allocations: a remote call is one allocation (its future, its entry in
   the pending table, its parcel with room for small arguments and two
   chunks), a served call another (its task and its reply), a received
