@@ -106,7 +106,7 @@ type TCP struct {
 	wg    sync.WaitGroup
 	clock *tick.Ticker // of heartbeats
 
-	polling atomic.Int32 // readers polling now (PollFor)
+	spin spinners // of its polling readers (PollFor)
 }
 
 // NewTCP starts accepting connections on cfg.Listener.
@@ -255,7 +255,7 @@ func (t *TCP) readLoop(p *tcpPeer) {
 	var err error
 	if raw := rawConn(p.conn); raw != nil {
 		d := newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)
-		err = readRaw(raw, p, d, newSpinner(t.cfg.PollFor, &t.polling), deliver)
+		err = readRaw(raw, p, d, newSpinner(t.cfg.PollFor, &t.spin), deliver)
 	} else {
 		br := bufio.NewReaderSize(countingReader{p}, 64<<10)
 		fr := NewFrameReader(br, t.cfg.MaxFrame)
@@ -670,7 +670,7 @@ func (t *TCP) check(pc *Parcel) error {
 // now (see TCPConfig.PollFor): a message that arrives is then picked up
 // without a wake-up. A task waiting for one may spin instead of parking
 // while this holds.
-func (t *TCP) Polling() bool { return t.polling.Load() > 0 }
+func (t *TCP) Polling() bool { return t.spin.polling.Load() > 0 }
 
 // Counters reports the traffic with each connected peer, by peer id.
 func (t *TCP) Counters() []PeerCounters {

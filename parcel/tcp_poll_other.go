@@ -11,4 +11,7 @@ import (
 // ignored).
 type spinner struct{}
 
-func newSpinner(time.Duration, *atomic.Int32) *spinner { return nil }
+// spinners is what the spinning readers of a port would share.
+type spinners struct{ polling atomic.Int32 }
+
+func newSpinner(time.Duration, *spinners) *spinner { return nil }

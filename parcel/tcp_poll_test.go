@@ -3,7 +3,6 @@ package parcel
 import (
 	"log/slog"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -58,8 +57,8 @@ func TestSpinnerAwait(t *testing.T) {
 	}
 	defer server.Close()
 	raw := rawConn(server)
-	var polling atomic.Int32
-	s := newSpinner(time.Minute, &polling)
+	var port spinners
+	s := newSpinner(time.Minute, &port)
 	if raw == nil || s == nil {
 		t.Skip("no raw descriptor on this platform: readers block")
 	}
@@ -80,7 +79,7 @@ func TestSpinnerAwait(t *testing.T) {
 	if n, err := server.Read(buf); err != nil || string(buf[:n]) != "ping" {
 		t.Fatalf("read %q, %v after the spinner found data; want \"ping\"", buf[:n], err)
 	}
-	if c := polling.Load(); c != 0 {
+	if c := port.polling.Load(); c != 0 {
 		t.Fatalf("after a spin, %d readers count as polling", c)
 	}
 	start := time.Now()
@@ -93,5 +92,16 @@ func TestSpinnerAwait(t *testing.T) {
 	s.window = 5 * time.Millisecond
 	if await(never) {
 		t.Fatal("the spinner found data on a silent socket")
+	}
+	// While the port pauses (a reader found the cores shared), no reader
+	// spins, data or not.
+	client.Write([]byte("ping"))
+	port.pause.Store(time.Now().Add(time.Hour).UnixNano())
+	if await(never) {
+		t.Fatal("the spinner spun while the port paused")
+	}
+	port.pause.Store(0)
+	if !await(never) {
+		t.Fatal("after the pause the spinner did not find the data")
 	}
 }

@@ -37,6 +37,10 @@ func rawConn(c net.Conn) syscall.RawConn {
 // deadline and Close end the wait as they end a Read; the reads that
 // returned bytes are counted in p.reads for the port's clock.
 func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, deliver func(*Parcel, int64)) error {
+	if spin != nil {
+		spin.port.readers.Add(1)
+		defer spin.port.readers.Add(-1)
+	}
 	var rerr error
 	// A spinning reader is not in the poller, where a deadline would end
 	// its wait: it looks at the peer itself.
