@@ -3,6 +3,7 @@ package parcel
 import (
 	"log/slog"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -63,8 +64,16 @@ func TestSpinnerAwait(t *testing.T) {
 		t.Skip("no raw descriptor on this platform: readers block")
 	}
 	never := func(time.Time) bool { return false }
+	// The probe peeks, so that the bytes it finds are still there for the
+	// read that checks them.
 	await := func(quit func(time.Time) bool) (found bool) {
-		raw.Control(func(fd uintptr) { found = s.await(fd, quit) })
+		raw.Control(func(fd uintptr) {
+			var b [1]byte
+			found = s.await(func() bool {
+				_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+				return err != syscall.EAGAIN
+			}, quit)
+		})
 		return found
 	}
 	go func() {

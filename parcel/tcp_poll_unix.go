@@ -9,9 +9,10 @@ import (
 )
 
 // spinner is the poll progress mode of a TCP reader (TCPConfig.PollFor):
-// when the socket has nothing to read, the reader asks it again and again
-// (on Linux with ppoll(2), which does not take the socket's lock as a read
-// that finds nothing does), letting the other goroutines of the process run
+// when the socket has nothing to read, the reader tries to read it again
+// and again (a probe: a non-blocking read, whose bytes, once some come, are
+// the reader's next read — asking with ppoll(2) first cost a second system
+// call per message, 4% of the round trip), letting the other goroutines of the process run
 // between tries (runtime.Gosched) and, every yieldEvery tries, the other
 // processes of the machine (sched_yield, where the system has it). Data that
 // arrives is then read at once instead of after the poller's wake-up, which
@@ -32,7 +33,6 @@ import (
 type spinner struct {
 	window time.Duration
 	port   *spinners
-	pfd    pollFD
 }
 
 // spinners is what the spinning readers of a port share.
@@ -51,11 +51,13 @@ func newSpinner(window time.Duration, port *spinners) *spinner {
 	return &spinner{window: window, port: port}
 }
 
-// await spins until fd has something to read, and reports whether it has;
-// false means the reader should block instead. It also gives up when quit
-// says so (asked now and then with the time): when the read's deadline has
-// passed or the connection is closing, which the poller then reports.
-func (s *spinner) await(fd uintptr, quit func(now time.Time) bool) bool {
+// await spins until probe, a non-blocking read, reports that it read
+// something (or failed otherwise than finding nothing), and reports
+// whether it did; false means the reader should block instead. It also
+// gives up when quit says so (asked now and then with the time): when the
+// peer went silent or the connection is closing, which the poller then
+// reports.
+func (s *spinner) await(probe func() bool, quit func(now time.Time) bool) bool {
 	if time.Now().UnixNano() < s.port.pause.Load() {
 		return false // the cores were found shared a moment ago
 	}
@@ -68,7 +70,7 @@ func (s *spinner) await(fd uintptr, quit func(now time.Time) bool) bool {
 			// readied a goroutine (a reply's waiter, a call's task).
 			goruntime.Gosched()
 		}
-		if readable(&s.pfd, fd) {
+		if probe() {
 			return true
 		}
 		// Look at the clock now and then only.
@@ -101,7 +103,7 @@ const yieldEvery = 4
 
 // goschedEvery is how many tries the spinner makes per runtime.Gosched,
 // which lets the process's other goroutines run: a Gosched takes the
-// scheduler's lock twice, a try is one ppoll.
+// scheduler's lock twice, a try is one read.
 const goschedEvery = 4
 
 // yieldTaken is how long a sched_yield must take for the spinner to

@@ -46,14 +46,33 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 	// its wait: it looks at the peer itself.
 	over := func(time.Time) bool { return p.usable() != nil || p.silent.Load() }
 	err := raw.Read(func(fd uintptr) bool {
+		var have bool
+		var pb []byte
+		var pdirect bool
+		var pn int
+		var perr error
+		probe := func() bool {
+			pb, pdirect = d.space()
+			pn, perr = syscall.Read(int(fd), pb)
+			have = perr != syscall.EAGAIN
+			return have
+		}
 		for {
-			b, direct := d.space()
-			n, err := syscall.Read(int(fd), b)
+			var b []byte
+			var direct bool
+			var n int
+			var err error
+			if have {
+				b, direct, n, err, have = pb, pdirect, pn, perr, false
+			} else {
+				b, direct = d.space()
+				n, err = syscall.Read(int(fd), b)
+			}
 			switch {
 			case err == syscall.EINTR:
 				continue
 			case err == syscall.EAGAIN:
-				if spin != nil && spin.await(fd, over) {
+				if spin != nil && spin.await(probe, over) {
 					continue
 				}
 				return false
@@ -77,7 +96,7 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 				// goodbye, or we are closing, read on: its end of stream
 				// may have come with the last bytes, and an end that came
 				// before this read wakes no one.)
-				if spin != nil && spin.await(fd, over) {
+				if spin != nil && spin.await(probe, over) {
 					continue
 				}
 				return false
