@@ -545,9 +545,11 @@ What changed the round trip, each measured in alternating runs:
   read that came back short, waits in the poller instead of reading again to
   hear \`EAGAIN\` (half the reads); a frame whose payload is 4 KiB or less
   goes out with one \`write\` of a copied buffer instead of a \`writev\`.
-  Polling, the reader asks the socket with \`ppoll\` before it reads: a
+  Polling, the reader asked the socket with \`ppoll\` before it read (a
   \`read\` that finds nothing takes the socket's lock, which the arriving
-  data then waits for.
+  data then waits for); it now spins on non-blocking reads, whose bytes
+  are the next read — one system call less per message, median ratio 0.96
+  in 24 paired jobs against the \`ppoll\` spinner.
 
 ### Payload throughput
 
