@@ -114,6 +114,16 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		var zero T
 		return zero, ErrDirectWait // the caller's error names the action and the locality
 	}
+	if t != nil {
+		if !t.waiting.CompareAndSwap(false, true) {
+			// Another goroutine waits with this task's context: the task's
+			// lane and wake channel are that one's to give back and take
+			// again. This one waits as a goroutine outside any task does.
+			t = nil
+		} else {
+			defer t.waiting.Store(false)
+		}
+	}
 	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
 		return f.val, f.err // p, which t ran itself, fulfilled f
 	}
@@ -121,15 +131,15 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	// own, or one that adds values) parks on its wake channel; any other
 	// waiter on a channel of f's, and on its context.
 	park := t != nil && ctx.Done() == t.Context.Done()
-	if park && t.wake == nil {
-		t.wake = make(chan struct{}, 1)
-	}
 	f.mu.Lock()
 	if f.ready.Load() {
 		f.mu.Unlock()
 		return f.val, f.err
 	}
 	if park && f.waiter == nil {
+		if t.wake == nil {
+			t.wake = make(chan struct{}, 1)
+		}
 		f.waiter = t
 	} else {
 		park = false

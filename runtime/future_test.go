@@ -331,6 +331,49 @@ func TestShutdownReleasesParkedWaiters(t *testing.T) {
 	}
 }
 
+// Goroutines of one task that wait with its context, each for a future of
+// its own, all return once their futures are fulfilled, in any order: only
+// one of them at a time parks on the task's wake channel, whose wake-ups
+// the others would otherwise take.
+func TestGoroutinesOfOneTaskWait(t *testing.T) {
+	ctx := testCtx(t)
+	rt := startOne(t, Config{Lanes: 2})
+	const n = 16
+	futures := make([]*Future[int], n)
+	for i := range futures {
+		futures[i] = newFuture[int](nil)
+	}
+	done := Spawn(context.Background(), rt, func(tctx context.Context) (int, error) {
+		var wg sync.WaitGroup
+		sum := 0
+		var mu sync.Mutex
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v, err := futures[i].Get(tctx)
+				if err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				sum += v
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		return sum, nil
+	})
+	for round := range 3 { // let some park before their futures come
+		time.Sleep(time.Millisecond)
+		for i := n - 1 - round; i >= 0; i -= 3 {
+			futures[i].set(i, nil)
+		}
+	}
+	if got, err := done.Get(ctx); err != nil || got != n*(n-1)/2 {
+		t.Fatalf("sum %d, %v; want %d", got, err, n*(n-1)/2)
+	}
+}
+
 // A task from SpawnNamed reaches observers under its name; one from Spawn
 // under its function's.
 func TestSpawnNamedNamesTheTask(t *testing.T) {

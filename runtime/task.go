@@ -62,11 +62,16 @@ type task struct {
 	// wake is where a task parked on a future (Future.waiter) is woken:
 	// by the future's fulfilment, or by the locality's end. It has room
 	// for one wake-up; one left over from an earlier wait only makes the
-	// next look again. Made by the task's goroutine at its first park.
+	// next look again. Made by the first goroutine that parks on it.
 	wake chan struct{}
 	// prevParked and nextParked link the task into scheduler.parked while
 	// it is parked there; guarded by the scheduler's mu.
 	prevParked, nextParked *task
+	// waiting is held by the goroutine in Future.Get for the task: it
+	// alone gives the task's lane back and parks on wake. Other goroutines
+	// that wait with the task's context meanwhile wait as goroutines
+	// outside any task do.
+	waiting atomic.Bool
 
 	// claimed is set by whoever runs (or drops) the task: the worker that
 	// takes it off the queue, or a task that waits for its result and runs
