@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/tick"
 	"io"
 	"log/slog"
 	"net"
@@ -105,8 +106,8 @@ type NBIO struct {
 	engine *nbio.Engine
 
 	links[*nbioPeer]
-	stop chan struct{} // closed by Close: the heartbeat goroutine ends
-	wg   sync.WaitGroup
+	clock *tick.Ticker // of heartbeats; closed by Close
+	wg    sync.WaitGroup
 }
 
 // NewNBIO starts an nbio engine and accepts connections on cfg.Listener.
@@ -114,7 +115,7 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &NBIO{cfg: cfg, stop: make(chan struct{})}
+	t := &NBIO{cfg: cfg, clock: tick.New(max(min(cfg.HeartbeatInterval/2, cfg.HeartbeatTimeout/4), time.Millisecond))}
 	t.engine = nbio.NewEngine(nbio.Config{
 		Name:           fmt.Sprintf("tessera-L%d", cfg.Locality),
 		NPoller:        1,
@@ -669,17 +670,11 @@ func (t *NBIO) onClose(c *nbio.Conn, err error) {
 }
 
 // heartbeats sends a heartbeat on every idle connection and declares down
-// the peers that were silent for the heartbeat timeout.
+// the peers that were silent for the heartbeat timeout. Its clock is a
+// tick.Ticker, not a Go timer (see internal/tick).
 func (t *NBIO) heartbeats() {
-	tick := time.NewTicker(max(min(t.cfg.HeartbeatInterval/2, t.cfg.HeartbeatTimeout/4), time.Millisecond))
-	defer tick.Stop()
 	var peers []*nbioPeer
-	for {
-		select {
-		case <-t.stop:
-			return
-		case <-tick.C:
-		}
+	for t.clock.Wait() {
 		peers = peers[:0]
 		t.mu.Lock()
 		for _, p := range t.peers {
@@ -765,7 +760,7 @@ func (t *NBIO) Close() error {
 		}()
 	}
 	wg.Wait()
-	close(t.stop)
+	t.clock.Close()
 	t.wg.Wait()
 	t.engine.Stop()
 	return err

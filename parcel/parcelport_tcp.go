@@ -158,6 +158,7 @@ type tcpPeer struct {
 	wmu   sync.Mutex    // serialises writes on conn; release it with unlock or combine
 	ctr   counters
 
+	live   atomic.Bool   // started: the handshake is over, the reader runs
 	reads  atomic.Uint64 // reads from conn that returned bytes
 	beat   atomic.Bool   // the writer is to send a heartbeat when kicked
 	silent atomic.Bool   // nothing was read for the heartbeat timeout
@@ -210,6 +211,7 @@ func (t *TCP) release(p *tcpPeer, err error) {
 }
 
 func (t *TCP) start(p *tcpPeer) {
+	p.live.Store(true)
 	t.wg.Add(2)
 	go func() { defer t.wg.Done(); t.readLoop(p) }()
 	go func() { defer t.wg.Done(); t.writeLoop(p) }()
@@ -356,8 +358,8 @@ func (t *TCP) heartbeats() {
 		}
 		t.mu.Unlock()
 		for _, p := range peers {
-			if p.usable() != nil {
-				continue // down, closing, or said goodbye: the drain has its own deadline
+			if !p.live.Load() || p.usable() != nil {
+				continue // in its handshake, which has its own deadline; or down, closing, or said goodbye: so has the drain
 			}
 			c := &p.clk
 			if r := p.reads.Load(); r != c.reads {
