@@ -115,7 +115,7 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &NBIO{cfg: cfg, clock: tick.New(max(min(cfg.HeartbeatInterval/2, cfg.HeartbeatTimeout/4), time.Millisecond))}
+	t := &NBIO{cfg: cfg}
 	t.engine = nbio.NewEngine(nbio.Config{
 		Name:           fmt.Sprintf("tessera-L%d", cfg.Locality),
 		NPoller:        1,
@@ -130,6 +130,7 @@ func NewNBIO(cfg NBIOConfig) (*NBIO, error) {
 	if err := t.engine.Start(); err != nil {
 		return nil, fmt.Errorf("parcel: locality %d: starting nbio: %w", cfg.Locality, err)
 	}
+	t.clock = tick.New(heartbeatPeriod(cfg.HeartbeatInterval, cfg.HeartbeatTimeout))
 	t.links = links[*nbioPeer]{
 		peers: make(map[uint32]*nbioPeer), shaking: make(map[net.Conn]struct{}),
 		locality: cfg.Locality, secret: cfg.Secret, timeout: cfg.HandshakeTimeout,

@@ -22,9 +22,8 @@ type frameDecoder struct {
 	stage []byte // staging buffer; unconsumed bytes are stage[r:w]
 	r, w  int
 
-	// The frame whose chunks are being filled: p is nil between chunks
-	// phases; in holds it.
-	p     *Parcel
+	// The frame whose chunks are being filled (in.p): in is nil between
+	// chunks phases.
 	in    *inParcel
 	ci    int   // chunk being filled
 	off   int   // bytes of chunk ci filled
@@ -43,9 +42,9 @@ func newFrameDecoder(maxFrame int64, buf BufferFunc) *frameDecoder {
 // space returns where the next read should go and whether that is chunk
 // memory (direct) rather than the staging buffer.
 func (d *frameDecoder) space() (b []byte, direct bool) {
-	if d.p != nil && d.r == d.w {
+	if d.in != nil && d.r == d.w {
 		d.r, d.w = 0, 0
-		return d.p.Chunks[d.ci][d.off:], true
+		return d.in.p.Chunks[d.ci][d.off:], true
 	}
 	if d.r == d.w {
 		d.r, d.w = 0, 0
@@ -70,7 +69,7 @@ func (d *frameDecoder) fed(n int, direct bool, deliver func(p *Parcel, wire int6
 	}
 	d.w += n
 	for d.r < d.w {
-		if d.p == nil {
+		if d.in == nil {
 			done, err := d.head()
 			if err != nil || !done {
 				return err
@@ -80,7 +79,7 @@ func (d *frameDecoder) fed(n int, direct bool, deliver func(p *Parcel, wire int6
 			}
 			continue
 		}
-		c := d.p.Chunks[d.ci][d.off:]
+		c := d.in.p.Chunks[d.ci][d.off:]
 		m := copy(c, d.stage[d.r:d.w])
 		d.r += m
 		d.off += m
@@ -175,7 +174,7 @@ func (d *frameDecoder) head() (bool, error) {
 	default:
 		p.Chunks = make([][]byte, n)
 	}
-	d.p, d.in, d.ci, d.off = p, in, -1, 0
+	d.in, d.ci, d.off = in, -1, 0
 	d.frame = int64(frameHeadLen + body)
 	return true, nil
 }
@@ -183,7 +182,7 @@ func (d *frameDecoder) head() (bool, error) {
 // nextChunk moves on from a filled chunk: to the next one that is not
 // empty, asking for its memory, or, after the last, delivers the parcel.
 func (d *frameDecoder) nextChunk(deliver func(p *Parcel, wire int64)) error {
-	p := d.p
+	p := &d.in.p
 	if d.ci >= 0 && d.off < len(p.Chunks[d.ci]) {
 		return nil
 	}
@@ -191,7 +190,7 @@ func (d *frameDecoder) nextChunk(deliver func(p *Parcel, wire int64)) error {
 		d.ci++
 		d.off = 0
 		if d.ci == len(p.Chunks) {
-			d.p, d.in = nil, nil
+			d.in = nil
 			deliver(p, d.frame)
 			return nil
 		}
@@ -212,4 +211,4 @@ func (d *frameDecoder) nextChunk(deliver func(p *Parcel, wire int64)) error {
 
 // midFrame reports whether the decoder holds part of a frame: the stream
 // ending now would truncate it.
-func (d *frameDecoder) midFrame() bool { return d.p != nil || d.r < d.w }
+func (d *frameDecoder) midFrame() bool { return d.in != nil || d.r < d.w }

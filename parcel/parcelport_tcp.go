@@ -127,7 +127,7 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		logger: cfg.Logger, listener: cfg.Listener, wg: &t.wg,
 		reservePeer: t.reserve, releasePeer: t.release, startPeer: func(p *tcpPeer, _ net.Conn) { t.start(p) },
 	}
-	t.clock = tick.New(t.cfg.tickPeriod())
+	t.clock = tick.New(heartbeatPeriod(t.cfg.HeartbeatInterval, t.cfg.HeartbeatTimeout))
 	t.wg.Add(2)
 	go t.acceptLoop()
 	go func() { defer t.wg.Done(); t.heartbeats() }()
@@ -332,13 +332,6 @@ type peerClock struct {
 	quiet, idle   time.Duration // without a read, without a write
 }
 
-// tickPeriod is the period of the port's clock: often enough to send a
-// heartbeat before HeartbeatInterval has passed by much, and to find a
-// silent peer at most a quarter of HeartbeatTimeout late.
-func (c *TCPConfig) tickPeriod() time.Duration {
-	return max(min(c.HeartbeatInterval/2, c.HeartbeatTimeout/4), time.Millisecond)
-}
-
 // heartbeats is the port's clock. Every tick it has the writer send a
 // heartbeat on each connection that nothing was written on for
 // HeartbeatInterval, and fails each peer that nothing was read from for
@@ -348,7 +341,7 @@ func (c *TCPConfig) tickPeriod() time.Duration {
 // and writers neither read the clock nor move deadlines per message, and
 // between ticks no timer of the port is pending (see internal/tick).
 func (t *TCP) heartbeats() {
-	period := t.cfg.tickPeriod()
+	period := heartbeatPeriod(t.cfg.HeartbeatInterval, t.cfg.HeartbeatTimeout)
 	var peers []*tcpPeer
 	for t.clock.Wait() {
 		t.mu.Lock()

@@ -84,3 +84,10 @@ func (s *peerState) readError(err error, silence time.Duration, logger *slog.Log
 	}
 	return fmt.Errorf("%w: %w", ErrPeerDown, err)
 }
+
+// heartbeatPeriod is the period of a socket port's heartbeat clock: often
+// enough to send a heartbeat before interval has passed by much, and to
+// find a silent peer at most a quarter of timeout late.
+func heartbeatPeriod(interval, timeout time.Duration) time.Duration {
+	return max(min(interval/2, timeout/4), time.Millisecond)
+}

@@ -46,28 +46,27 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 	// its wait: it looks at the peer itself.
 	over := func(time.Time) bool { return p.usable() != nil || p.silent.Load() }
 	err := raw.Read(func(fd uintptr) bool {
-		var have bool
-		var pb []byte
-		var pdirect bool
-		var pn int
-		var perr error
+		var b []byte
+		var direct bool
+		var n int
+		var err error
+		read := func() {
+			b, direct = d.space()
+			n, err = syscall.Read(int(fd), b)
+		}
+		// The spinner's probe is the next read: the loop takes its result
+		// instead of reading again.
+		probed := false
 		probe := func() bool {
-			pb, pdirect = d.space()
-			pn, perr = syscall.Read(int(fd), pb)
-			have = perr != syscall.EAGAIN
-			return have
+			read()
+			probed = err != syscall.EAGAIN
+			return probed
 		}
 		for {
-			var b []byte
-			var direct bool
-			var n int
-			var err error
-			if have {
-				b, direct, n, err, have = pb, pdirect, pn, perr, false
-			} else {
-				b, direct = d.space()
-				n, err = syscall.Read(int(fd), b)
+			if !probed {
+				read()
 			}
+			probed = false
 			switch {
 			case err == syscall.EINTR:
 				continue
