@@ -223,3 +223,22 @@ func noEOF(err error) error {
 	}
 	return err
 }
+
+// checkSend refuses a parcel the receiving side would refuse, before it
+// costs the connection.
+func checkSend(pc *Parcel, maxFrame int64) error {
+	if pc.Header.Kind == KindHeartbeat {
+		return errors.New("parcel: heartbeats are the parcelport's own")
+	}
+	if err := checkHeader(&pc.Header, len(pc.Chunks)); err != nil {
+		return err
+	}
+	body := int64(headerBound(&pc.Header, len(pc.Chunks)))
+	for _, c := range pc.Chunks {
+		body += int64(len(c))
+	}
+	if body > maxFrame {
+		return fmt.Errorf("%w: parcel of up to %d bytes, limit %d", ErrFrameTooLarge, body, maxFrame)
+	}
+	return nil
+}

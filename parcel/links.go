@@ -38,6 +38,22 @@ type links[P any] struct {
 	startPeer   func(p P, c net.Conn)
 }
 
+// peer returns the connected peer id, for a Send to it.
+func (l *links[P]) peer(id uint32) (P, error) {
+	l.mu.Lock()
+	p, ok := l.peers[id]
+	closed := l.closed
+	l.mu.Unlock()
+	var none P
+	if closed {
+		return none, ErrClosed
+	}
+	if !ok {
+		return none, &PeerError{id, "send", errors.New("not connected")}
+	}
+	return p, nil
+}
+
 // isClosed reports whether the port was closed.
 func (l *links[P]) isClosed() bool {
 	l.mu.Lock()

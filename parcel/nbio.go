@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/tessera-amt/tessera/internal/tick"
 	"io"
-	"log/slog"
 	"net"
 	"sort"
 	"sync"
@@ -22,52 +21,24 @@ import (
 // NBIOConfig configures an NBIO parcelport. Zero values take the defaults
 // noted.
 type NBIOConfig struct {
-	Locality uint32       // this locality's id
-	Listener net.Listener // where peers connect; required, closed by Close
-	Secret   []byte       // the job secret; required, at least 16 bytes
-	Handler  Handler      // receives parcels; required
-
-	MaxFrame int64 // largest frame body accepted; DefaultMaxFrame
+	PortConfig
 	// Window bounds the bytes per peer that nbio holds written but not yet
 	// sent; a Send that would exceed it blocks. 4 MiB; at least 256 KiB.
-	Window            int
-	HeartbeatInterval time.Duration // idle time before a heartbeat is sent; 500ms
-	HeartbeatTimeout  time.Duration // silence after which a peer is down; 5s
-	HandshakeTimeout  time.Duration // limit on one handshake; 10s
-	Logger            *slog.Logger  // slog.Default() when nil
+	Window int
 }
 
 // DefaultNBIOWindow is NBIOConfig.Window's default.
 const DefaultNBIOWindow = 4 << 20
 
 func (c *NBIOConfig) validate() error {
-	switch {
-	case c.Listener == nil:
-		return errors.New("parcel: NBIOConfig.Listener is nil")
-	case len(c.Secret) < 16:
-		return errors.New("parcel: NBIOConfig.Secret is shorter than 16 bytes")
-	case c.Handler == nil:
-		return errors.New("parcel: NBIOConfig.Handler is nil")
-	case c.Window != 0 && c.Window < minNBIOWindow:
-		return fmt.Errorf("parcel: NBIOConfig.Window of %d bytes, at least %d", c.Window, minNBIOWindow)
+	if err := c.PortConfig.validate("NBIOConfig"); err != nil {
+		return err
 	}
-	if c.MaxFrame <= 0 {
-		c.MaxFrame = DefaultMaxFrame
+	if c.Window != 0 && c.Window < minNBIOWindow {
+		return fmt.Errorf("parcel: NBIOConfig.Window of %d bytes, at least %d", c.Window, minNBIOWindow)
 	}
 	if c.Window == 0 {
 		c.Window = DefaultNBIOWindow
-	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 500 * time.Millisecond
-	}
-	if c.HeartbeatTimeout <= 0 {
-		c.HeartbeatTimeout = 5 * time.Second
-	}
-	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = 10 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	return nil
 }
@@ -149,8 +120,7 @@ func (t *NBIO) Addr() string { return t.cfg.Listener.Addr().String() }
 type nbioPeer struct {
 	peerState
 	port  *NBIO
-	conn  *nbio.Conn // set by start, under mu, before nbio has it
-	ctr   counters
+	conn  *nbio.Conn    // set by start, under mu, before nbio has it
 	dec   *frameDecoder // the poller goroutine's
 	ready atomic.Bool   // set once p is complete, before nbio has the connection
 
@@ -532,25 +502,6 @@ func (p *nbioPeer) writeWindowed(b []byte) error {
 	return nil
 }
 
-// checkSend refuses a parcel the receiving side would refuse, before it
-// costs the connection.
-func checkSend(pc *Parcel, maxFrame int64) error {
-	if pc.Header.Kind == KindHeartbeat {
-		return errors.New("parcel: heartbeats are the parcelport's own")
-	}
-	if err := checkHeader(&pc.Header, len(pc.Chunks)); err != nil {
-		return err
-	}
-	body := int64(headerBound(&pc.Header, len(pc.Chunks)))
-	for _, c := range pc.Chunks {
-		body += int64(len(c))
-	}
-	if body > maxFrame {
-		return fmt.Errorf("%w: parcel of up to %d bytes, limit %d", ErrFrameTooLarge, body, maxFrame)
-	}
-	return nil
-}
-
 // sendControl writes one of the port's own frames (a heartbeat, the
 // goodbye) without waiting for the window. If somebody holds the
 // connection the frame goes out after what they write.
@@ -576,20 +527,6 @@ func (t *NBIO) sendControl(p *nbioPeer, verb string) {
 	}
 }
 
-func (t *NBIO) peer(id uint32) (*nbioPeer, error) {
-	t.mu.Lock()
-	p := t.peers[id]
-	closed := t.closed
-	t.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if p == nil {
-		return nil, &PeerError{id, "send", errors.New("not connected")}
-	}
-	return p, nil
-}
-
 // onRead is called on the poller goroutine when c is readable. It reads
 // until the socket is empty: nbio closes a connection whose peer has shut
 // its end as soon as this returns.
@@ -606,19 +543,9 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 	}
 	delivered := false
 	deliver := func(pc *Parcel, wire int64) {
-		p.ctr.bytesRecv.Add(uint64(wire))
-		if pc.Header.Kind == KindHeartbeat {
-			if pc.Header.Action == byeVerb {
-				p.gotBye.Store(true)
-			}
-			return
+		if p.received(pc, wire, t.cfg.Handler) {
+			delivered = true
 		}
-		p.ctr.parcelsRecv.Add(1)
-		if p.closing.Load() {
-			return // draining the connection; nobody is listening
-		}
-		t.cfg.Handler.Receive(pc)
-		delivered = true
 	}
 	for {
 		b, direct := p.dec.space()

@@ -162,7 +162,7 @@ func mkSocketPorts(t *testing.T, n int, handlers []Handler, open func(ln net.Lis
 // mkTCP starts n TCP parcelports on loopback; locality i dials every j < i.
 func mkTCP(t *testing.T, n int, handlers []Handler) []Parcelport {
 	return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
-		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log})
+		return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}})
 	})
 }
 

@@ -16,19 +16,54 @@ import (
 	"time"
 )
 
-// TCPConfig configures a TCP parcelport. Zero values take the defaults noted.
-type TCPConfig struct {
+// PortConfig is what every socket parcelport (TCP, NBIO) is configured
+// with. Zero values take the defaults noted.
+type PortConfig struct {
 	Locality uint32       // this locality's id
 	Listener net.Listener // where peers connect; required, closed by Close
 	Secret   []byte       // the job secret; required, at least 16 bytes
 	Handler  Handler      // receives parcels; required
 
 	MaxFrame          int64         // largest frame body accepted; DefaultMaxFrame
-	QueueLen          int           // parcels queued per peer before Send blocks; 256
 	HeartbeatInterval time.Duration // idle time before a heartbeat is sent; 500ms
 	HeartbeatTimeout  time.Duration // silence after which a peer is down; 5s
 	HandshakeTimeout  time.Duration // limit on one handshake; 10s
 	Logger            *slog.Logger  // slog.Default() when nil
+}
+
+// validate checks c and fills in its defaults; kind names the port's
+// configuration in errors ("TCPConfig").
+func (c *PortConfig) validate(kind string) error {
+	switch {
+	case c.Listener == nil:
+		return fmt.Errorf("parcel: %s.Listener is nil", kind)
+	case len(c.Secret) < 16:
+		return fmt.Errorf("parcel: %s.Secret is shorter than 16 bytes", kind)
+	case c.Handler == nil:
+		return fmt.Errorf("parcel: %s.Handler is nil", kind)
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = DefaultMaxFrame
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 500 * time.Millisecond
+	}
+	if c.HeartbeatTimeout <= 0 {
+		c.HeartbeatTimeout = 5 * time.Second
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// TCPConfig configures a TCP parcelport. Zero values take the defaults noted.
+type TCPConfig struct {
+	PortConfig
+	QueueLen int // parcels queued per peer before Send blocks; 256
 
 	// PollFor, when positive, makes each connection's reader poll:
 	// it tries non-blocking reads, yielding the processor between tries,
@@ -55,16 +90,8 @@ type TCPConfig struct {
 }
 
 func (c *TCPConfig) validate() error {
-	switch {
-	case c.Listener == nil:
-		return errors.New("parcel: TCPConfig.Listener is nil")
-	case len(c.Secret) < 16:
-		return errors.New("parcel: TCPConfig.Secret is shorter than 16 bytes")
-	case c.Handler == nil:
-		return errors.New("parcel: TCPConfig.Handler is nil")
-	}
-	if c.MaxFrame <= 0 {
-		c.MaxFrame = DefaultMaxFrame
+	if err := c.PortConfig.validate("TCPConfig"); err != nil {
+		return err
 	}
 	switch {
 	case c.MaxBatch == 0:
@@ -74,18 +101,6 @@ func (c *TCPConfig) validate() error {
 	}
 	if c.QueueLen <= 0 {
 		c.QueueLen = 256
-	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 500 * time.Millisecond
-	}
-	if c.HeartbeatTimeout <= 0 {
-		c.HeartbeatTimeout = 5 * time.Second
-	}
-	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = 10 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	return nil
 }
@@ -156,7 +171,6 @@ type tcpPeer struct {
 	queue chan *sendReq
 	kick  chan struct{} // wakes the writer goroutine to drain queue; buffered, 1
 	wmu   sync.Mutex    // serialises writes on conn; release it with unlock or combine
-	ctr   counters
 
 	live   atomic.Bool   // started: the handshake is over, the reader runs
 	reads  atomic.Uint64 // reads from conn that returned bytes
@@ -240,20 +254,7 @@ func (r countingReader) Read(b []byte) (int, error) {
 // connection fails or closes and hands each parcel to the handler. It reads
 // the descriptor itself where it can (readRaw), else through a FrameReader.
 func (t *TCP) readLoop(p *tcpPeer) {
-	deliver := func(pc *Parcel, wire int64) {
-		p.ctr.bytesRecv.Add(uint64(wire))
-		if pc.Header.Kind == KindHeartbeat {
-			if pc.Header.Action == byeVerb {
-				p.gotBye.Store(true)
-			}
-			return
-		}
-		p.ctr.parcelsRecv.Add(1)
-		if p.closing.Load() {
-			return // draining the connection; nobody is listening
-		}
-		t.cfg.Handler.Receive(pc)
-	}
+	deliver := func(pc *Parcel, wire int64) { p.received(pc, wire, t.cfg.Handler) }
 	var err error
 	if raw := rawConn(p.conn); raw != nil {
 		d := newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)
@@ -568,24 +569,10 @@ func (t *TCP) wrote(p *tcpPeer, batch []*sendReq, n int, err error) error {
 	return err
 }
 
-func (t *TCP) peer(id uint32) (*tcpPeer, error) {
-	t.mu.Lock()
-	p := t.peers[id]
-	closed := t.closed
-	t.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if p == nil {
-		return nil, &PeerError{id, "send", errors.New("not connected")}
-	}
-	return p, nil
-}
-
 // Send writes pc to its destination; see Parcelport.
 func (t *TCP) Send(ctx context.Context, pc *Parcel) error {
 	pc.Header.Source = t.cfg.Locality
-	if err := t.check(pc); err != nil {
+	if err := checkSend(pc, t.cfg.MaxFrame); err != nil {
 		return &PeerError{pc.Header.Dest, "send", err}
 	}
 	p, err := t.peer(pc.Header.Dest)
@@ -640,25 +627,6 @@ func (t *TCP) Send(ctx context.Context, pc *Parcel) error {
 	r.p = nil
 	sendReqPool.Put(r)
 	return err
-}
-
-// check refuses a parcel the receiving side would refuse, before it costs
-// the connection.
-func (t *TCP) check(pc *Parcel) error {
-	if pc.Header.Kind == KindHeartbeat {
-		return errors.New("parcel: heartbeats are the parcelport's own")
-	}
-	if err := checkHeader(&pc.Header, len(pc.Chunks)); err != nil {
-		return err
-	}
-	body := int64(headerBound(&pc.Header, len(pc.Chunks)))
-	for _, c := range pc.Chunks {
-		body += int64(len(c))
-	}
-	if body > t.cfg.MaxFrame {
-		return fmt.Errorf("%w: parcel of up to %d bytes, limit %d", ErrFrameTooLarge, body, t.cfg.MaxFrame)
-	}
-	return nil
 }
 
 // Polling reports whether a reader of the port is polling its connection

@@ -19,7 +19,7 @@ func newTCPPort(t testing.TB, id uint32, h Handler, configure func(*TCPConfig)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: testLogger(t)}
+	cfg := TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: testLogger(t)}}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -538,11 +538,11 @@ func TestTCPConfigValidation(t *testing.T) {
 	}
 	defer ln.Close()
 	for name, cfg := range map[string]TCPConfig{
-		"no listener":  {Secret: testSecret, Handler: newRecorder()},
-		"short secret": {Listener: ln, Secret: []byte("short"), Handler: newRecorder()},
-		"no handler":   {Listener: ln, Secret: testSecret},
-		"MaxBatch 65":  {Listener: ln, Secret: testSecret, Handler: newRecorder(), MaxBatch: 65},
-		"MaxBatch -1":  {Listener: ln, Secret: testSecret, Handler: newRecorder(), MaxBatch: -1},
+		"no listener":  {PortConfig: PortConfig{Secret: testSecret, Handler: newRecorder()}},
+		"short secret": {PortConfig: PortConfig{Listener: ln, Secret: []byte("short"), Handler: newRecorder()}},
+		"no handler":   {PortConfig: PortConfig{Listener: ln, Secret: testSecret}},
+		"MaxBatch 65":  {PortConfig: PortConfig{Listener: ln, Secret: testSecret, Handler: newRecorder()}, MaxBatch: 65},
+		"MaxBatch -1":  {PortConfig: PortConfig{Listener: ln, Secret: testSecret, Handler: newRecorder()}, MaxBatch: -1},
 	} {
 		if _, err := NewTCP(cfg); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -22,11 +22,32 @@ type peerState struct {
 	downOnce sync.Once
 	down     chan struct{} // closed when the connection is gone
 	downErr  error         // why; set before down is closed
+
+	ctr counters
 }
 
 func (s *peerState) init(id uint32) {
 	s.id = id
 	s.down = make(chan struct{})
+}
+
+// received counts the frame of pc, wire bytes long, read from the peer and
+// hands pc to h unless it is the port's own (a heartbeat, the goodbye) or
+// the connection is closing. It reports whether h got pc.
+func (s *peerState) received(pc *Parcel, wire int64, h Handler) bool {
+	s.ctr.bytesRecv.Add(uint64(wire))
+	if pc.Header.Kind == KindHeartbeat {
+		if pc.Header.Action == byeVerb {
+			s.gotBye.Store(true)
+		}
+		return false
+	}
+	s.ctr.parcelsRecv.Add(1)
+	if s.closing.Load() {
+		return false // draining the connection; nobody is listening
+	}
+	h.Receive(pc)
+	return true
 }
 
 // usable returns nil while parcels may be written to the peer.

@@ -40,17 +40,20 @@ type socketPort struct {
 
 var socketPorts = []socketPort{
 	{"TCP", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
-		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
-			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout})
+		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h)})
 	}},
 	{"NBIO", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
-		return NewNBIO(NBIOConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
-			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout, Window: o.window})
+		return NewNBIO(NBIOConfig{PortConfig: o.config(ln, id, h), Window: o.window})
 	}},
 	{"TCP-poll", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
-		return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
-			MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout, PollFor: time.Minute})
+		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h), PollFor: time.Minute})
 	}},
+}
+
+// config is the configuration a socket port of the suite starts with.
+func (o portOpts) config(ln net.Listener, id uint32, h Handler) PortConfig {
+	return PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: o.logger,
+		MaxFrame: o.maxFrame, HeartbeatInterval: o.hbInterval, HeartbeatTimeout: o.hbTimeout}
 }
 
 // forEachSocketPort runs test as a subtest per socket parcelport.
@@ -96,7 +99,7 @@ func (sp socketPort) start(t *testing.T, id uint32, h Handler, o portOpts) (Parc
 // mkNBIO starts n NBIO parcelports on loopback; locality i dials every j < i.
 func mkNBIO(t *testing.T, n int, handlers []Handler) []Parcelport {
 	return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
-		return NewNBIO(NBIOConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log})
+		return NewNBIO(NBIOConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}})
 	})
 }
 
@@ -610,10 +613,10 @@ func TestNBIOConfigValidation(t *testing.T) {
 	}
 	defer ln.Close()
 	for name, cfg := range map[string]NBIOConfig{
-		"no listener":  {Secret: testSecret, Handler: newRecorder()},
-		"short secret": {Listener: ln, Secret: []byte("short"), Handler: newRecorder()},
-		"no handler":   {Listener: ln, Secret: testSecret},
-		"tiny window":  {Listener: ln, Secret: testSecret, Handler: newRecorder(), Window: 1000},
+		"no listener":  {PortConfig: PortConfig{Secret: testSecret, Handler: newRecorder()}},
+		"short secret": {PortConfig: PortConfig{Listener: ln, Secret: []byte("short"), Handler: newRecorder()}},
+		"no handler":   {PortConfig: PortConfig{Listener: ln, Secret: testSecret}},
+		"tiny window":  {PortConfig: PortConfig{Listener: ln, Secret: testSecret, Handler: newRecorder()}, Window: 1000},
 	} {
 		if _, err := NewNBIO(cfg); err == nil {
 			t.Errorf("%s: accepted", name)

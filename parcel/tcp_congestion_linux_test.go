@@ -60,7 +60,7 @@ func TestTCPCongestion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	_, err = NewTCP(TCPConfig{Listener: ln, Secret: testSecret, Handler: newRecorder(), Congestion: "no-such-control"})
+	_, err = NewTCP(TCPConfig{PortConfig: PortConfig{Listener: ln, Secret: testSecret, Handler: newRecorder()}, Congestion: "no-such-control"})
 	if err == nil || !strings.Contains(err.Error(), `"no-such-control"`) {
 		t.Fatalf("NewTCP with an unknown congestion control: %v, want an error naming it", err)
 	}

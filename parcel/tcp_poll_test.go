@@ -17,7 +17,7 @@ import (
 func mkTCPPoll(pollFor time.Duration) func(t *testing.T, n int, handlers []Handler) []Parcelport {
 	return func(t *testing.T, n int, handlers []Handler) []Parcelport {
 		return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
-			return NewTCP(TCPConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log, PollFor: pollFor})
+			return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}, PollFor: pollFor})
 		})
 	}
 }

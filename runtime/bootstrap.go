@@ -138,30 +138,21 @@ const (
 	ParcelportNBIO = "nbio" // github.com/lesismal/nbio (parcel.NBIO)
 )
 
-// envParcelport opens the parcelport TESSERA_PARCELPORT names on ln, or
-// returns nil, nil for the default, TCP. On an error ln is closed.
-func (rt *Runtime) envParcelport(ln net.Listener) (parcel.Parcelport, error) {
+// envParcelport opens the parcelport TESSERA_PARCELPORT names with pc, or
+// returns nil, nil for the default, TCP. On an error pc.Listener is closed.
+func (rt *Runtime) envParcelport(pc parcel.PortConfig) (parcel.Parcelport, error) {
 	switch v := os.Getenv("TESSERA_PARCELPORT"); v {
 	case "", ParcelportTCP:
 		return nil, nil
 	case ParcelportNBIO:
-		port, err := parcel.NewNBIO(parcel.NBIOConfig{
-			Locality:          rt.here,
-			Listener:          ln,
-			Secret:            rt.cfg.Secret,
-			Handler:           rt,
-			MaxFrame:          rt.cfg.MaxFrame,
-			HeartbeatInterval: rt.cfg.HeartbeatInterval,
-			HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
-			Logger:            rt.cfg.Logger,
-		})
+		port, err := parcel.NewNBIO(parcel.NBIOConfig{PortConfig: pc})
 		if err != nil {
-			ln.Close()
+			pc.Listener.Close()
 			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
 		}
 		return port, nil
 	default:
-		ln.Close()
+		pc.Listener.Close()
 		return nil, fmt.Errorf("runtime: locality %d: environment TESSERA_PARCELPORT=%q: not a parcelport (%s or %s)",
 			rt.here, v, ParcelportTCP, ParcelportNBIO)
 	}

@@ -94,7 +94,7 @@ func TestProcessWrongSecretIsRejectedAndJobGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	intruder, err := parcel.NewTCP(parcel.TCPConfig{Locality: 5, Listener: ln, Secret: []byte("definitely-not-the-job-secret"), Handler: nopHandler{}})
+	intruder, err := parcel.NewTCP(parcel.TCPConfig{PortConfig: parcel.PortConfig{Locality: 5, Listener: ln, Secret: []byte("definitely-not-the-job-secret"), Handler: nopHandler{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,10 +219,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 			return nil, fmt.Errorf("runtime: locality %d: listening on %s: %w", rt.here, addr, err)
 		}
 	}
-	if port, err := rt.envParcelport(ln); port != nil || err != nil {
-		return port, err
-	}
-	port, err := parcel.NewTCP(parcel.TCPConfig{
+	pc := parcel.PortConfig{
 		Locality:          rt.here,
 		Listener:          ln,
 		Secret:            rt.cfg.Secret,
@@ -231,9 +228,11 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		HeartbeatInterval: rt.cfg.HeartbeatInterval,
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
 		Logger:            rt.cfg.Logger,
-		PollFor:           rt.cfg.Progress.pollFor(),
-		Congestion:        rt.cfg.TCPCongestion,
-	})
+	}
+	if port, err := rt.envParcelport(pc); port != nil || err != nil {
+		return port, err
+	}
+	port, err := parcel.NewTCP(parcel.TCPConfig{PortConfig: pc, PollFor: rt.cfg.Progress.pollFor(), Congestion: rt.cfg.TCPCongestion})
 	if err != nil {
 		ln.Close()
 		return nil, err
