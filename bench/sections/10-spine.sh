@@ -451,6 +451,25 @@ clock or moving deadlines. The baseline of the poll mode is
 ranks of Open MPI over TCP, which **polls** while it waits: $mpi_rtt_text.
 All warm up with $RTT_WARM round trips and time $RTT_N.
 
+How far one blocking job's mean moves, by hand on a busy afternoon (the
+raw ping-pong at 15-24 µs against 11.4 µs when the host is quiet): in 16
+alternating pairs of jobs of 10,000 round trips, Tessera took 18.3-40.5 µs
+and the raw ping-pong 15.0-23.6 µs, per-pair ratios 0.99-2.20, median
+1.43. The fastest Tessera jobs are as fast as raw. Tessera makes no more
+system calls or context switches than the floor (\`perf stat\`, 40,000 round trips:
+82,068 reads, 82,013 writes, 132,001 \`epoll_pwait\`, 108,259 context
+switches, against 164,018, 82,001, 131,565 and 114,360 for the raw
+ping-pong with the two hand-offs); what moves a job's mean is where the
+two processes run. When both alternate on one virtual processor (\`perf sched\`) a round
+trip is the sum of both sides' CPU time — Tessera about 13.8 µs a process
+per round trip, 9.5 of it in system calls, the raw ping-pong with the
+hand-offs 12.3 and 8.9 (pprof, 150,000 round trips) — and a message that
+wakes the other, halted processor pays its wake-up: bound one to a core
+(\`--bind core\`) the localities took 45-55 µs against 28-38 unbound (6
+alternating pairs). Per round trip, at percentiles of 20,000 (4 jobs):
+Tessera p10 15-21, median 24-28, p90 45-58 µs; the raw ping-pong with the
+hand-offs p10 13-19, median 20-22, p90 34-43 µs.
+
 Polling pays only on cores that nothing else wants. When other work runs
 on the machine, a polling process spends its time slices spinning while the
 one it waits for is not running, and it loses to blocking — Open MPI most
@@ -763,6 +782,17 @@ alternating pairs of jobs. Binding 2 localities one to a core makes the
 round trip slower instead (33 against 23-31 µs): a woken locality must
 wait for its own core to wake, so binding is a choice per job, not the
 default.
+On a busy afternoon (6 alternating rounds by hand, the host's Open MPI at
+47-94 µs), the plain Go AllReduce took 56-93 µs, Tessera 120-157 µs
+unbound and 89-124 µs bound, ratios well above the quiet ones. The likely
+cause, not measured apart, is Tessera's one hand-off per message (a reader
+goroutine fulfils the mailbox the operation waits on, where the plain Go
+program reads in the goroutine that waits), dearer when the cores are
+contended. Builds of six revisions of the last round,
+alternating, gave the same 80-140 µs then, so this is the host, not a
+change. Open MPI with \`--oversubscribe\` does not bind its 4 ranks here
+(\`mpirun --report-bindings\`: "not bound"), so the bound row compares a
+binding Tessera with an unbound Open MPI.
 Polling does not help Tessera here: a locality that spins takes a core
 from one that has a message to handle. The poll mode notices that — a
 \`sched_yield\` that gives the core away for 20 µs or more — and then
