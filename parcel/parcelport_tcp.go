@@ -13,6 +13,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -87,6 +88,21 @@ type TCPConfig struct {
 	// host or in one cluster can gain from a loss-based one over a pacing
 	// one such as bbr: see docs/benchmarks.md.
 	Congestion string
+
+	// RawSyscalls makes the reads and writes of up to 64 KiB on the
+	// connections (Linux only) raw system calls, of which Go's scheduler
+	// is not told: on these non-blocking sockets they return at once. A
+	// system call the scheduler is told of wakes Go's monitor thread when
+	// it sleeps, which it does whenever the process has nothing to run —
+	// a wake-up and a burst of polling per message for a process that
+	// waits on the network between messages. That is pure cost where the
+	// machine has fewer cores than busy processes (more localities than
+	// cores): about a third of the CPU of a small AllReduce of 4
+	// localities on 2 cores. Where cores are free it is not: the round
+	// trip of 2 localities on 2 cores is slower with it (see
+	// docs/benchmarks.md). The runtime sets it for a locality that shares
+	// its machine with more localities than it has cores.
+	RawSyscalls bool
 }
 
 func (c *TCPConfig) validate() error {
@@ -160,7 +176,9 @@ func (t *TCP) Connect(ctx context.Context, peer uint32, addr string) error {
 
 type tcpPeer struct {
 	peerState
-	conn net.Conn
+	conn  net.Conn
+	raw   syscall.RawConn // conn's descriptor, or nil
+	rawIO bool            // TCPConfig.RawSyscalls
 	// queue holds the requests of senders that found the connection busy;
 	// it is bounded, so senders block instead of buffering without limit.
 	// Whoever holds wmu writes what is queued before letting go of it (flat
@@ -207,7 +225,7 @@ func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		p := &tcpPeer{conn: c, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1)}
+		p := &tcpPeer{conn: c, raw: rawConn(c), rawIO: t.cfg.RawSyscalls, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1)}
 		p.init(id)
 		p.wmu.Lock()
 		return p
@@ -256,9 +274,9 @@ func (r countingReader) Read(b []byte) (int, error) {
 func (t *TCP) readLoop(p *tcpPeer) {
 	deliver := func(pc *Parcel, wire int64) { p.received(pc, wire, t.cfg.Handler) }
 	var err error
-	if raw := rawConn(p.conn); raw != nil {
+	if p.raw != nil {
 		d := newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)
-		err = readRaw(raw, p, d, newSpinner(t.cfg.PollFor, &t.spin), deliver)
+		err = readRaw(p.raw, p, d, newSpinner(t.cfg.PollFor, &t.spin), deliver)
 	} else {
 		br := bufio.NewReaderSize(countingReader{p}, 64<<10)
 		fr := NewFrameReader(br, t.cfg.MaxFrame)
@@ -501,7 +519,7 @@ func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
 			}
 		}
 		p.scratch = buf
-		n, err := p.conn.Write(buf)
+		n, err := p.write(buf)
 		return t.wrote(p, batch, n, err)
 	}
 	var ends [maxBatchParcels]int

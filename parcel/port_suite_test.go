@@ -48,6 +48,9 @@ var socketPorts = []socketPort{
 	{"TCP-poll", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
 		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h), PollFor: time.Minute})
 	}},
+	{"TCP-raw", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
+		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h), RawSyscalls: true})
+	}},
 }
 
 // config is the configuration a socket port of the suite starts with.

@@ -17,3 +17,6 @@ func rawConn(net.Conn) syscall.RawConn { return nil }
 func readRaw(syscall.RawConn, *tcpPeer, *frameDecoder, *spinner, func(*Parcel, int64)) error {
 	return errors.New("parcel: no raw descriptor access on this system")
 }
+
+// write writes b with conn.Write: there is no raw descriptor access here.
+func (p *tcpPeer) write(b []byte) (int, error) { return p.conn.Write(b) }

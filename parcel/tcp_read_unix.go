@@ -52,7 +52,7 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 		var err error
 		read := func() {
 			b, direct = d.space()
-			n, err = syscall.Read(int(fd), b)
+			n, err = sysRead(int(fd), b, p.rawIO)
 		}
 		// The spinner's probe is the next read: the loop takes its result
 		// instead of reading again.
@@ -106,4 +106,38 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 		return err
 	}
 	return rerr
+}
+
+// write writes b to p's connection: with TCPConfig.RawSyscalls through its
+// descriptor with sysWrite, waiting in Go's network poller while the
+// socket takes nothing; else with conn.Write.
+func (p *tcpPeer) write(b []byte) (int, error) {
+	if p.raw == nil || !p.rawIO {
+		return p.conn.Write(b)
+	}
+	var n int
+	var werr error
+	err := p.raw.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, err := sysWrite(int(fd), b[n:], true)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return false // wait until the socket takes more
+			case err != nil:
+				werr = os.NewSyscallError("write", err)
+				return true
+			}
+			n += m
+		}
+		return true
+	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return n, &net.OpError{Op: "write", Net: "tcp", Source: p.conn.LocalAddr(), Addr: p.conn.RemoteAddr(), Err: err}
+	}
+	return n, nil
 }

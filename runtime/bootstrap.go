@@ -25,7 +25,9 @@ import (
 //
 // Under slurm (srun), from slurm's own variables: SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_NODELIST (or SLURM_NODELIST) in
-// hostlist syntax, SLURM_JOB_ID, SLURM_STEP_ID. Locality 0 is task 0 on the
+// hostlist syntax, SLURM_JOB_ID, SLURM_STEP_ID, and SLURM_NODEID with
+// SLURM_STEP_TASKS_PER_NODE (or SLURM_TASKS_PER_NODE) for the localities
+// on this node. Locality 0 is task 0 on the
 // first host of the node list and listens on TESSERA_PORT, or on a port
 // derived from the job and step ids so that concurrent steps do not clash;
 // every other locality listens on a port of the kernel's choosing, so
@@ -82,6 +84,9 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		}
 		c.RootAddr = getenv("TESSERA_ROOT_ADDR")
 		c.ListenHost = getenv("TESSERA_LISTEN_HOST")
+		if c.NodeLocalities == 0 {
+			c.NodeLocalities = int(c.NumLocalities) // tessera run starts all on this machine
+		}
 		if fd := getenv("TESSERA_ROOT_FD"); fd != "" && c.Locality == 0 && c.Listener == nil {
 			n, err := strconv.Atoi(fd)
 			if err != nil {
@@ -114,6 +119,9 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		}
 		c.RootAddr = net.JoinHostPort(hosts[0], port)
 		c.ListenHost = getenv("TESSERA_LISTEN_HOST")
+		if c.NodeLocalities == 0 {
+			c.NodeLocalities = slurmNodeTasks(getenv)
+		}
 	default:
 		c.NumLocalities, c.Locality = 1, 0
 	}
@@ -129,6 +137,25 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		c.RootAddr = "127.0.0.1:0"
 	}
 	return nil
+}
+
+// slurmNodeTasks is the number of tasks of this step on this node, from
+// SLURM_STEP_TASKS_PER_NODE (or SLURM_TASKS_PER_NODE) and SLURM_NODEID; 0
+// when they do not say.
+func slurmNodeTasks(getenv func(string) string) int {
+	spec := getenv("SLURM_STEP_TASKS_PER_NODE")
+	if spec == "" {
+		spec = getenv("SLURM_TASKS_PER_NODE")
+	}
+	node, err := strconv.Atoi(getenv("SLURM_NODEID"))
+	if spec == "" || err != nil {
+		return 0
+	}
+	n, err := tasksOnNode(spec, node)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // The parcelports a job can choose with TESSERA_PARCELPORT (set by

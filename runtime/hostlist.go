@@ -326,3 +326,34 @@ func hostlistDecimalLen(v uint64) int {
 	}
 	return n
 }
+
+// tasksOnNode returns the number of tasks slurm places on node number node
+// (SLURM_NODEID) from a tasks-per-node list such as SLURM_TASKS_PER_NODE:
+// counts in node order, each optionally repeated, "2(x3),1" being 2, 2, 2
+// and 1.
+func tasksOnNode(spec string, node int) (int, error) {
+	left := node
+	if node < 0 {
+		return 0, fmt.Errorf("tasks per node %q: node %d", spec, node)
+	}
+	for _, item := range strings.Split(spec, ",") {
+		count, times := item, "1"
+		if i := strings.IndexByte(item, '('); i >= 0 {
+			rep, ok := strings.CutPrefix(item[i:], "(x")
+			if !ok || !strings.HasSuffix(rep, ")") {
+				return 0, fmt.Errorf("tasks per node %q: %q is not N or N(xM)", spec, item)
+			}
+			count, times = item[:i], strings.TrimSuffix(rep, ")")
+		}
+		n, err1 := strconv.Atoi(count)
+		m, err2 := strconv.Atoi(times)
+		if err1 != nil || err2 != nil || n < 0 || m < 1 {
+			return 0, fmt.Errorf("tasks per node %q: %q is not N or N(xM)", spec, item)
+		}
+		if left < m {
+			return n, nil
+		}
+		left -= m
+	}
+	return 0, fmt.Errorf("tasks per node %q: no entry for node %d", spec, node)
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -259,4 +260,34 @@ func TestExpandHostlistMatchesScontrol(t *testing.T) {
 		compared++
 	}
 	t.Logf("compared %d hostlists with %s", compared, path)
+}
+
+func TestTasksOnNode(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		node int
+		want int
+	}{
+		{"4", 0, 4},
+		{"2(x3),1", 0, 2},
+		{"2(x3),1", 2, 2},
+		{"2(x3),1", 3, 1},
+		{"1,3,2", 1, 3},
+		{"16(x2)", 1, 16},
+	} {
+		got, err := tasksOnNode(c.spec, c.node)
+		if err != nil || got != c.want {
+			t.Errorf("tasksOnNode(%q, %d) = %d, %v; want %d", c.spec, c.node, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		spec string
+		node int
+	}{
+		{"2(x3),1", 4}, {"", 0}, {"2(x)", 0}, {"2(3)", 0}, {"x", 0}, {"2(x0)", 0}, {"-1", 0}, {"4", -1},
+	} {
+		if got, err := tasksOnNode(c.spec, c.node); err == nil || !strings.Contains(err.Error(), strconv.Quote(c.spec)) {
+			t.Errorf("tasksOnNode(%q, %d) = %d, %v; want an error naming the list", c.spec, c.node, got, err)
+		}
+	}
 }

@@ -40,6 +40,12 @@ type Config struct {
 	// Progress is how the locality waits for messages: blocking or
 	// busy-polling (progress.go); zero: TESSERA_PROGRESS, else blocking.
 	Progress Progress
+	// NodeLocalities is how many localities of the job run on this
+	// machine; 0: as the environment says (all of them under `tessera
+	// run`; slurm's tasks per node), else unknown. With more of them than
+	// the machine has cores, the tcp parcelport makes raw system calls
+	// (parcel.TCPConfig.RawSyscalls).
+	NodeLocalities int
 	// TCPCongestion is the TCP congestion control of the tcp parcelport's
 	// connections (parcel.TCPConfig.Congestion); "": TESSERA_TCP_CONGESTION,
 	// else the system's default.
@@ -232,7 +238,12 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 	if port, err := rt.envParcelport(pc); port != nil || err != nil {
 		return port, err
 	}
-	port, err := parcel.NewTCP(parcel.TCPConfig{PortConfig: pc, PollFor: rt.cfg.Progress.pollFor(), Congestion: rt.cfg.TCPCongestion})
+	port, err := parcel.NewTCP(parcel.TCPConfig{
+		PortConfig:  pc,
+		PollFor:     rt.cfg.Progress.pollFor(),
+		Congestion:  rt.cfg.TCPCongestion,
+		RawSyscalls: rt.cfg.NodeLocalities > goruntime.NumCPU(),
+	})
 	if err != nil {
 		ln.Close()
 		return nil, err

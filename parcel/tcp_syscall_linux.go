@@ -1,0 +1,37 @@
+package parcel
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// rawIOMax is the longest read or write that TCPConfig.RawSyscalls makes a
+// raw system call; longer ones copy long enough for the scheduler to hand
+// the processor on meanwhile, and go through it.
+const rawIOMax = 64 << 10
+
+// sysRead reads from the non-blocking descriptor fd into b, as a raw
+// system call when raw is set and b is at most rawIOMax long (see
+// TCPConfig.RawSyscalls), else through Go's scheduler.
+func sysRead(fd int, b []byte, raw bool) (int, error) {
+	if !raw || len(b) == 0 || len(b) > rawIOMax {
+		return syscall.Read(fd, b)
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+// sysWrite writes b to the non-blocking descriptor fd as sysRead reads.
+func sysWrite(fd int, b []byte, raw bool) (int, error) {
+	if !raw || len(b) == 0 || len(b) > rawIOMax {
+		return syscall.Write(fd, b)
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
