@@ -784,13 +784,23 @@ wait for its own core to wake, so binding is a choice per job, not the
 default.
 On a busy afternoon (6 alternating rounds by hand, the host's Open MPI at
 47-94 µs), the plain Go AllReduce took 56-93 µs, Tessera 120-157 µs
-unbound and 89-124 µs bound, ratios well above the quiet ones. The likely
-cause, not measured apart, is Tessera's one hand-off per message (a reader
-goroutine fulfils the mailbox the operation waits on, where the plain Go
-program reads in the goroutine that waits), dearer when the cores are
-contended. Builds of six revisions of the last round,
-alternating, gave the same 80-140 µs then, so this is the host, not a
-change. Open MPI with \`--oversubscribe\` does not bind its 4 ranks here
+unbound and 89-124 µs bound, ratios well above the quiet ones. The
+operation is bound by CPU on 2 cores, and its CPU (all 4 processes, \`perf
+stat -e task-clock\` around jobs of 20,000 operations) says where Tessera's
+time goes: plain Go 86-107 µs per operation; the plain Go program with a
+reader goroutine per connection that hands each message to the waiting
+goroutine over a channel, as Tessera's readers do (a scratch variant, not
+kept), 113-126 µs; Tessera 180-228 µs. Each makes the same system calls
+per operation (8 writes, about 7 reads, 10 \`epoll_pwait\`), but each system
+call that goes through Go's scheduler wakes Go's monitor thread if it
+sleeps, and it sleeps whenever the process has nothing to run: 3.8 \`futex\`
+calls, 3.3 \`nanosleep\` and 11.8 context switches per operation. With more
+localities than cores the tcp parcelport now makes its small reads and
+writes raw system calls (docs/architecture.md, Progress modes): 0.04
+\`futex\`, 0.08 \`nanosleep\` and 5.4 context switches per operation, 0.18-0.19
+ms of CPU against 0.25-0.27 (two alternating pairs of jobs). Builds of six revisions of the
+last round, alternating, gave the same 80-140 µs that afternoon, so its
+figures are the host, not a change. Open MPI with \`--oversubscribe\` does not bind its 4 ranks here
 (\`mpirun --report-bindings\`: "not bound"), so the bound row compares a
 binding Tessera with an unbound Open MPI.
 Polling does not help Tessera here: a locality that spins takes a core
