@@ -97,11 +97,11 @@ type TCPConfig struct {
 	// a wake-up and a burst of polling per message for a process that
 	// waits on the network between messages. That is pure cost where the
 	// machine has fewer cores than busy processes (more localities than
-	// cores): about a third of the CPU of a small AllReduce of 4
+	// cores): about a quarter of the CPU of a small AllReduce of 4
 	// localities on 2 cores. Where cores are free it is not: the round
 	// trip of 2 localities on 2 cores is slower with it (see
-	// docs/benchmarks.md). The runtime sets it for a locality that shares
-	// its machine with more localities than it has cores.
+	// docs/architecture.md). The runtime sets it for a locality that
+	// shares its machine's cores with more localities than there are.
 	RawSyscalls bool
 }
 

@@ -15,6 +15,7 @@ import (
 // Set by `tessera run`:
 //
 //	TESSERA_LOCALITY, TESSERA_NUM_LOCALITIES  this locality and the job size
+//	TESSERA_NODE_CPUS                         the cores the localities share
 //	TESSERA_ROOT_ADDR                         host:port of locality 0
 //	TESSERA_ROOT_FD                           (locality 0) inherited listener
 //	TESSERA_LISTEN_HOST                       host to listen on
@@ -26,8 +27,8 @@ import (
 // Under slurm (srun), from slurm's own variables: SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_NODELIST (or SLURM_NODELIST) in
 // hostlist syntax, SLURM_JOB_ID, SLURM_STEP_ID, and SLURM_NODEID with
-// SLURM_STEP_TASKS_PER_NODE (or SLURM_TASKS_PER_NODE) for the localities
-// on this node. Locality 0 is task 0 on the
+// SLURM_STEP_TASKS_PER_NODE (or SLURM_TASKS_PER_NODE) and
+// SLURM_CPUS_ON_NODE for the localities on this node and their cores. Locality 0 is task 0 on the
 // first host of the node list and listens on TESSERA_PORT, or on a port
 // derived from the job and step ids so that concurrent steps do not clash;
 // every other locality listens on a port of the kernel's choosing, so
@@ -87,6 +88,9 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		if c.NodeLocalities == 0 {
 			c.NodeLocalities = int(c.NumLocalities) // tessera run starts all on this machine
 		}
+		if c.NodeCPUs == 0 {
+			c.NodeCPUs, _ = strconv.Atoi(getenv("TESSERA_NODE_CPUS"))
+		}
 		if fd := getenv("TESSERA_ROOT_FD"); fd != "" && c.Locality == 0 && c.Listener == nil {
 			n, err := strconv.Atoi(fd)
 			if err != nil {
@@ -121,6 +125,9 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		c.ListenHost = getenv("TESSERA_LISTEN_HOST")
 		if c.NodeLocalities == 0 {
 			c.NodeLocalities = slurmNodeTasks(getenv)
+		}
+		if c.NodeCPUs == 0 {
+			c.NodeCPUs, _ = strconv.Atoi(getenv("SLURM_CPUS_ON_NODE"))
 		}
 	default:
 		c.NumLocalities, c.Locality = 1, 0

@@ -5,21 +5,23 @@ import (
 	"testing"
 )
 
-// The localities on this machine: all of the job under tessera run, slurm's
-// count for this node under srun, unknown otherwise.
+// The localities on this machine and their cores: all of the job and the
+// launcher's cores under tessera run, slurm's counts for this node under
+// srun, unknown otherwise.
 func TestLoadEnvNodeLocalities(t *testing.T) {
 	secret := "00112233445566778899aabbccddeeff"
 	for name, c := range map[string]struct {
-		env  map[string]string
-		want int
+		env        map[string]string
+		want, cpus int
 	}{
-		"tessera run": {map[string]string{"TESSERA_NUM_LOCALITIES": "4", "TESSERA_LOCALITY": "1", "TESSERA_ROOT_ADDR": "127.0.0.1:9", "TESSERA_SECRET": secret}, 4},
+		"tessera run": {map[string]string{"TESSERA_NUM_LOCALITIES": "4", "TESSERA_LOCALITY": "1", "TESSERA_ROOT_ADDR": "127.0.0.1:9",
+			"TESSERA_NODE_CPUS": "2", "TESSERA_SECRET": secret}, 4, 2},
 		"slurm step": {map[string]string{"SLURM_NTASKS": "7", "SLURM_PROCID": "6", "SLURM_NODELIST": "n[1-3]", "SLURM_NODEID": "2",
-			"SLURM_STEP_TASKS_PER_NODE": "3(x2),1", "SLURM_TASKS_PER_NODE": "8(x3)", "TESSERA_SECRET": secret}, 1},
+			"SLURM_STEP_TASKS_PER_NODE": "3(x2),1", "SLURM_TASKS_PER_NODE": "8(x3)", "SLURM_CPUS_ON_NODE": "16", "TESSERA_SECRET": secret}, 1, 16},
 		"slurm job": {map[string]string{"SLURM_NTASKS": "7", "SLURM_PROCID": "0", "SLURM_NODELIST": "n[1-3]", "SLURM_NODEID": "0",
-			"SLURM_TASKS_PER_NODE": "3(x2),1", "TESSERA_SECRET": secret}, 3},
-		"slurm, no counts": {map[string]string{"SLURM_NTASKS": "2", "SLURM_PROCID": "0", "SLURM_NODELIST": "n1", "TESSERA_SECRET": secret}, 0},
-		"alone":            {map[string]string{}, 0},
+			"SLURM_TASKS_PER_NODE": "3(x2),1", "TESSERA_SECRET": secret}, 3, 0},
+		"slurm, no counts": {map[string]string{"SLURM_NTASKS": "2", "SLURM_PROCID": "0", "SLURM_NODELIST": "n1", "TESSERA_SECRET": secret}, 0, 0},
+		"alone":            {map[string]string{}, 0, 0},
 	} {
 		var cfg Config
 		err := cfg.loadEnv(func(k string) string { return c.env[k] }, t.TempDir(), func(int) (net.Listener, error) { return nil, nil })
@@ -27,8 +29,8 @@ func TestLoadEnvNodeLocalities(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if cfg.NodeLocalities != c.want {
-			t.Errorf("%s: NodeLocalities %d, want %d", name, cfg.NodeLocalities, c.want)
+		if cfg.NodeLocalities != c.want || cfg.NodeCPUs != c.cpus {
+			t.Errorf("%s: NodeLocalities %d, NodeCPUs %d; want %d, %d", name, cfg.NodeLocalities, cfg.NodeCPUs, c.want, c.cpus)
 		}
 	}
 }

@@ -41,11 +41,14 @@ type Config struct {
 	// busy-polling (progress.go); zero: TESSERA_PROGRESS, else blocking.
 	Progress Progress
 	// NodeLocalities is how many localities of the job run on this
-	// machine; 0: as the environment says (all of them under `tessera
-	// run`; slurm's tasks per node), else unknown. With more of them than
-	// the machine has cores, the tcp parcelport makes raw system calls
-	// (parcel.TCPConfig.RawSyscalls).
+	// machine, and NodeCPUs how many cores they share there; 0: as the
+	// environment says — under `tessera run` all N localities and the
+	// launcher's cores (TESSERA_NODE_CPUS), under slurm its tasks on this
+	// node and SLURM_CPUS_ON_NODE — else unknown localities and
+	// runtime.NumCPU cores. With more localities than cores the tcp
+	// parcelport makes raw system calls (parcel.TCPConfig.RawSyscalls).
 	NodeLocalities int
+	NodeCPUs       int
 	// TCPCongestion is the TCP congestion control of the tcp parcelport's
 	// connections (parcel.TCPConfig.Congestion); "": TESSERA_TCP_CONGESTION,
 	// else the system's default.
@@ -94,6 +97,9 @@ func (c *Config) validate() error {
 	}
 	if c.Registry == nil {
 		c.Registry = NewRegistry()
+	}
+	if c.NodeCPUs <= 0 {
+		c.NodeCPUs = goruntime.NumCPU()
 	}
 	if c.Lanes <= 0 {
 		c.Lanes = goruntime.GOMAXPROCS(0)
@@ -242,7 +248,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		PortConfig:  pc,
 		PollFor:     rt.cfg.Progress.pollFor(),
 		Congestion:  rt.cfg.TCPCongestion,
-		RawSyscalls: rt.cfg.NodeLocalities > goruntime.NumCPU(),
+		RawSyscalls: rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
 	})
 	if err != nil {
 		ln.Close()

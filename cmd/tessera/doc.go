@@ -21,6 +21,8 @@
 //
 //	TESSERA_LOCALITY        its id, 0 to N-1
 //	TESSERA_NUM_LOCALITIES  N
+//	TESSERA_NODE_CPUS       the cores the launcher may use, which the N
+//	                        localities share
 //	TESSERA_SECRET          64 hex digits: 32 random bytes, the same for the
 //	                        whole job, which the localities use to prove to
 //	                        each other that they belong to it

@@ -294,7 +294,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		}
 		switch k {
 		case "TESSERA_LOCALITY", "TESSERA_NUM_LOCALITIES", "TESSERA_SECRET", "TESSERA_JOB_ID",
-			"TESSERA_LISTEN_HOST", "TESSERA_ROOT_ADDR", "TESSERA_ROOT_FD":
+			"TESSERA_LISTEN_HOST", "TESSERA_ROOT_ADDR", "TESSERA_ROOT_FD", "TESSERA_NODE_CPUS":
 			return true
 		}
 		return false
@@ -307,6 +307,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	}
 	base = append(base,
 		"TESSERA_NUM_LOCALITIES="+strconv.Itoa(opts.N),
+		"TESSERA_NODE_CPUS="+strconv.Itoa(goruntime.NumCPU()),
 		"TESSERA_SECRET="+secret,
 		"TESSERA_JOB_ID="+jobID,
 		"TESSERA_LISTEN_HOST=127.0.0.1",
