@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +69,8 @@ func (rt *Runtime) control(p *parcel.Parcel) {
 	if p.Header.Action == ctlAbort {
 		// Fail here, on the reader, before anything that follows on this
 		// connection (its goodbye) is read.
-		rt.fail(&LocalityError{from, "aborted: " + string(p.Header.Args)})
+		why, lost := readAbort(p.Header.Args)
+		rt.fail(&LocalityError{Locality: from, Reason: "aborted: " + why, lost: lost})
 		return
 	}
 	if p.Header.Action == ctlColl {
@@ -139,6 +142,34 @@ func (rt *Runtime) sendControl(ctx context.Context, to uint32, verb string, args
 
 // broadcast sends a control parcel to every other locality, at most a
 // second each, ignoring failures: it is used on the way out.
+// abortArgs is what an abort says: why, and which locality's loss made
+// the sender fail (lost, or nil): 4 bytes of lost's id + 1 (0 for none),
+// then the text.
+func abortArgs(why string, lost *LocalityError) []byte {
+	var id uint32
+	if lost != nil {
+		id = lost.Locality + 1
+	}
+	return append(binary.LittleEndian.AppendUint32(nil, id), why...)
+}
+
+// readAbort reads abortArgs. The lost locality's reason is the text after
+// its "locality N down: ", which the text then starts with.
+func readAbort(b []byte) (why string, lost *LocalityError) {
+	if len(b) < 4 {
+		return string(b), nil
+	}
+	id, why := binary.LittleEndian.Uint32(b), string(b[4:])
+	if id == 0 {
+		return why, nil
+	}
+	l := &LocalityError{Locality: id - 1, Reason: why}
+	if r, ok := strings.CutPrefix(why, fmt.Sprintf("locality %d down: ", id-1)); ok {
+		l.Reason = r
+	}
+	return why, l
+}
+
 func (rt *Runtime) broadcast(verb string, args []byte) {
 	var wg sync.WaitGroup
 	for l := uint32(0); l < rt.n; l++ {

@@ -44,6 +44,10 @@ func (e *ActionError) Unwrap() error { return e.Err }
 type LocalityError struct {
 	Locality uint32 // the locality that is gone
 	Reason   string // what happened, as seen from here or as it told us
+
+	// lost is, for a locality that aborted because it lost another, that
+	// loss as the aborting locality saw it.
+	lost *LocalityError
 }
 
 func (e *LocalityError) Error() string {

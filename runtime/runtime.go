@@ -339,13 +339,13 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 		return cause
 	}
 	if errors.Is(err, parcel.ErrPeerDown) {
-		return &LocalityError{dest, reason(err)}
+		return &LocalityError{Locality: dest, Reason: reason(err)}
 	}
 	if errors.Is(err, parcel.ErrClosed) {
 		if rt.ctx.Err() != nil {
 			return ErrShutdown
 		}
-		return &LocalityError{dest, "it has closed its connections (finished, or failing)"}
+		return &LocalityError{Locality: dest, Reason: "it has closed its connections (finished, or failing)"}
 	}
 	return err
 }
@@ -471,7 +471,7 @@ func (rt *Runtime) PeerDown(peer uint32, err error) {
 	if rt.ctl.exiting() {
 		return // everyone is leaving; a closed connection is expected
 	}
-	rt.fail(&LocalityError{peer, reason(err)})
+	rt.fail(&LocalityError{Locality: peer, Reason: reason(err)})
 }
 
 func reason(err error) string {
@@ -498,12 +498,15 @@ func (rt *Runtime) fail(err error) {
 	// root cause travels unchanged, so the messages do not nest. shutdown
 	// waits for this before it closes the connections.
 	why := err.Error()
-	var le *LocalityError
-	if errors.As(err, &le) && strings.HasPrefix(le.Reason, "aborted: ") {
-		why = strings.TrimPrefix(le.Reason, "aborted: ")
+	var le, lost *LocalityError
+	if errors.As(err, &le) {
+		lost = le // this locality's own loss of a peer
+		if r, ok := strings.CutPrefix(le.Reason, "aborted: "); ok {
+			why, lost = r, le.lost
+		}
 	}
 	go func() {
-		rt.broadcast(ctlAbort, []byte(why))
+		rt.broadcast(ctlAbort, abortArgs(why, lost))
 		close(rt.told)
 	}()
 	rt.pmu.Lock()
@@ -511,12 +514,17 @@ func (rt *Runtime) fail(err error) {
 	rt.pending = make(map[uint64]*pendingCall)
 	rt.pmu.Unlock()
 	for _, pc := range pending {
-		if errors.As(err, &le) && le.Locality != pc.dest {
+		switch {
+		case le == nil || le.Locality == pc.dest:
+			pc.to.reply(nil, nil, err)
+		case lost != nil && lost.Locality == pc.dest:
+			// The call's target is lost, and another locality's abort
+			// told of it before this one noticed.
+			pc.to.reply(nil, nil, lost)
+		default:
 			// The call's own target may be alive, but the job is over.
 			pc.to.reply(nil, nil, fmt.Errorf("job failed: %w", err))
-			continue
 		}
-		pc.to.reply(nil, nil, err)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/parcel"
 )
 
 // testCtx bounds a test so a hang fails it instead of stalling the suite.
@@ -194,6 +196,62 @@ func TestKilledLocalityFailsPendingCalls(t *testing.T) {
 		if !strings.Contains(rt.Err().Error(), "locality 2") {
 			t.Errorf("locality %d failed with %v, want it to name locality 2", rt.Here(), rt.Err())
 		}
+	}
+}
+
+// A pending call to a locality that is lost fails naming that locality
+// also when another locality's abort, caused by the same loss, arrives
+// before this locality notices the loss itself.
+func TestAbortNamesTheLostLocalityOfAPendingCall(t *testing.T) {
+	ctx := testCtx(t)
+	reg := NewRegistry()
+	var started atomic.Int32
+	block := Register(reg, "test.block", func(ctx context.Context, _ int) (int, error) {
+		started.Add(1)
+		<-ctx.Done()
+		return 0, context.Cause(ctx)
+	})
+	job, err := StartLocal(ctx, 3, Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt0 := job.Localities[0]
+	toLost := Async(ctx, rt0.Locality(2), block, 1)
+	toLive := Async(ctx, rt0.Locality(1), block, 1)
+	for started.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	// Locality 1's abort, as it sends it once it lost locality 2.
+	args := abortArgs("locality 2 down: link broken", &LocalityError{Locality: 2, Reason: "link broken"})
+	rt0.control(&parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Source: 1, Dest: 0, Action: ctlAbort, Args: args}})
+	_, err = toLost.Get(ctx)
+	var le *LocalityError
+	if !errors.As(err, &le) || le.Locality != 2 || le.Reason != "link broken" || !errors.Is(err, ErrLocalityDown) {
+		t.Errorf("pending call to the lost locality: got %v, want locality 2 down: link broken", err)
+	}
+	_, err = toLive.Get(ctx)
+	if !errors.As(err, &le) || le.Locality != 1 || !strings.Contains(err.Error(), "locality 1 down: aborted: locality 2 down: link broken") {
+		t.Errorf("pending call to the aborting locality: got %v, want locality 1 down: aborted: ...", err)
+	}
+}
+
+func TestAbortArgs(t *testing.T) {
+	for _, c := range []struct {
+		why  string
+		lost *LocalityError
+	}{
+		{"locality 5 down: silent for 5s", &LocalityError{Locality: 5, Reason: "silent for 5s"}},
+		{"main: input file missing", nil},
+		{"", nil},
+	} {
+		why, lost := readAbort(abortArgs(c.why, c.lost))
+		if why != c.why || (lost == nil) != (c.lost == nil) || (lost != nil && (lost.Locality != c.lost.Locality || lost.Reason != c.lost.Reason)) {
+			t.Errorf("abort %q, %v: read back %q, %v", c.why, c.lost, why, lost)
+		}
+	}
+	if why, lost := readAbort([]byte("ab")); why != "ab" || lost != nil {
+		t.Errorf("short abort: %q, %v", why, lost)
 	}
 }
 
