@@ -17,11 +17,7 @@ func sysRead(fd int, b []byte, raw bool) (int, error) {
 	if !raw || len(b) == 0 || len(b) > rawIOMax {
 		return syscall.Read(fd, b)
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return -1, e
-	}
-	return int(n), nil
+	return rawIO(syscall.SYS_READ, fd, b)
 }
 
 // sysWrite writes b to the non-blocking descriptor fd as sysRead reads.
@@ -29,7 +25,12 @@ func sysWrite(fd int, b []byte, raw bool) (int, error) {
 	if !raw || len(b) == 0 || len(b) > rawIOMax {
 		return syscall.Write(fd, b)
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return rawIO(syscall.SYS_WRITE, fd, b)
+}
+
+// rawIO is read or write (trap) of b on fd as a raw system call.
+func rawIO(trap uintptr, fd int, b []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if e != 0 {
 		return -1, e
 	}

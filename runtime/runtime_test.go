@@ -164,25 +164,14 @@ func TestFloat64PayloadIntoCallerMemory(t *testing.T) {
 
 func TestKilledLocalityFailsPendingCalls(t *testing.T) {
 	ctx := testCtx(t)
-	reg := NewRegistry()
-	var started atomic.Int32
-	block := Register(reg, "test.block", func(ctx context.Context, _ int) (int, error) {
-		started.Add(1)
-		<-ctx.Done()
-		return 0, context.Cause(ctx)
-	})
-	job, err := StartLocal(ctx, 3, Config{Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
+	job, block, started := blockingJob(t, ctx, 3)
 	rt0 := job.Localities[0]
 	f := Async(ctx, rt0.Locality(2), block, 1)
 	for started.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	job.Network.Kill(2)
-	_, err = f.Get(ctx)
+	_, err := f.Get(ctx)
 	var le *LocalityError
 	if !errors.As(err, &le) || le.Locality != 2 || !errors.Is(err, ErrLocalityDown) {
 		t.Fatalf("pending call to killed locality: got %v", err)
@@ -199,23 +188,32 @@ func TestKilledLocalityFailsPendingCalls(t *testing.T) {
 	}
 }
 
-// A pending call to a locality that is lost fails naming that locality
-// also when another locality's abort, caused by the same loss, arrives
-// before this locality notices the loss itself.
-func TestAbortNamesTheLostLocalityOfAPendingCall(t *testing.T) {
-	ctx := testCtx(t)
+// blockingJob starts n localities in this process with the action
+// test.block, which counts its calls in started and returns when the
+// locality ends.
+func blockingJob(t *testing.T, ctx context.Context, n int) (*LocalJob, Action[int, int], *atomic.Int32) {
+	t.Helper()
 	reg := NewRegistry()
-	var started atomic.Int32
+	started := new(atomic.Int32)
 	block := Register(reg, "test.block", func(ctx context.Context, _ int) (int, error) {
 		started.Add(1)
 		<-ctx.Done()
 		return 0, context.Cause(ctx)
 	})
-	job, err := StartLocal(ctx, 3, Config{Registry: reg})
+	job, err := StartLocal(ctx, n, Config{Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer job.Close()
+	t.Cleanup(func() { job.Close() })
+	return job, block, started
+}
+
+// A pending call to a locality that is lost fails naming that locality
+// also when another locality's abort, caused by the same loss, arrives
+// before this locality notices the loss itself.
+func TestAbortNamesTheLostLocalityOfAPendingCall(t *testing.T) {
+	ctx := testCtx(t)
+	job, block, started := blockingJob(t, ctx, 3)
 	rt0 := job.Localities[0]
 	toLost := Async(ctx, rt0.Locality(2), block, 1)
 	toLive := Async(ctx, rt0.Locality(1), block, 1)
@@ -225,7 +223,7 @@ func TestAbortNamesTheLostLocalityOfAPendingCall(t *testing.T) {
 	// Locality 1's abort, as it sends it once it lost locality 2.
 	args := abortArgs("locality 2 down: link broken", &LocalityError{Locality: 2, Reason: "link broken"})
 	rt0.control(&parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Source: 1, Dest: 0, Action: ctlAbort, Args: args}})
-	_, err = toLost.Get(ctx)
+	_, err := toLost.Get(ctx)
 	var le *LocalityError
 	if !errors.As(err, &le) || le.Locality != 2 || le.Reason != "link broken" || !errors.Is(err, ErrLocalityDown) {
 		t.Errorf("pending call to the lost locality: got %v, want locality 2 down: link broken", err)
