@@ -492,11 +492,8 @@ func (rt *Runtime) fail(err error) {
 	rt.cancel(err)
 	rt.coll.fail(err)
 	rt.log.Error("runtime: locality failed", "err", err)
-	// Tell the others why, so they report the cause and not only that this
-	// locality vanished — even when another locality's abort is the cause:
-	// a peer may see this locality close before that abort reaches it. The
-	// root cause travels unchanged, so the messages do not nest. shutdown
-	// waits for this before it closes the connections.
+	// The root cause, which the abort to the others carries unchanged (so
+	// that the messages do not nest), and the locality whose loss it is.
 	why := err.Error()
 	var le, lost *LocalityError
 	if errors.As(err, &le) {
@@ -505,10 +502,6 @@ func (rt *Runtime) fail(err error) {
 			why, lost = r, le.lost
 		}
 	}
-	go func() {
-		rt.broadcast(ctlAbort, abortArgs(why, lost))
-		close(rt.told)
-	}()
 	rt.pmu.Lock()
 	pending := rt.pending
 	rt.pending = make(map[uint64]*pendingCall)
@@ -526,6 +519,16 @@ func (rt *Runtime) fail(err error) {
 			pc.to.reply(nil, nil, fmt.Errorf("job failed: %w", err))
 		}
 	}
+	// Tell the others why, so they report the cause and not only that this
+	// locality vanished — even when another locality's abort is the cause:
+	// a peer may see this locality close before that abort reaches it. Only
+	// now, so that a reply the abort provokes (a call's target failing on
+	// it) finds its call answered already. shutdown waits for this before
+	// it closes the connections.
+	go func() {
+		rt.broadcast(ctlAbort, abortArgs(why, lost))
+		close(rt.told)
+	}()
 }
 
 // Abort fails the job on purpose: the other localities are told why and
