@@ -798,7 +798,10 @@ calls, 3.3 \`nanosleep\` and 11.8 context switches per operation. With more
 localities than cores the tcp parcelport now makes its small reads and
 writes raw system calls (docs/architecture.md, Progress modes): 0.04
 \`futex\`, 0.08 \`nanosleep\` and 5.4 context switches per operation, 0.18-0.19
-ms of CPU against 0.25-0.27 (two alternating pairs of jobs). Builds of six revisions of the
+ms of CPU against 0.25-0.27 (two alternating pairs of jobs). In 9
+alternating rounds on another busy afternoon (Open MPI 60-74 µs), the
+median ratio to Open MPI went from 2.09 to 1.55 unbound and from 1.47 to
+1.31 bound (the plain Go program: 1.19). Builds of six revisions of the
 last round, alternating, gave the same 80-140 µs that afternoon, so its
 figures are the host, not a change. Open MPI with \`--oversubscribe\` does not bind its 4 ranks here
 (\`mpirun --report-bindings\`: "not bound"), so the bound row compares a
