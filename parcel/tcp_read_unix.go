@@ -119,7 +119,7 @@ func (p *tcpPeer) write(b []byte) (int, error) {
 	var werr error
 	err := p.raw.Write(func(fd uintptr) bool {
 		for n < len(b) {
-			m, err := sysWrite(int(fd), b[n:], true)
+			m, err := sysWrite(int(fd), b[n:])
 			switch {
 			case err == syscall.EINTR:
 				continue

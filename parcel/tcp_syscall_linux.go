@@ -20,9 +20,10 @@ func sysRead(fd int, b []byte, raw bool) (int, error) {
 	return rawIO(syscall.SYS_READ, fd, b)
 }
 
-// sysWrite writes b to the non-blocking descriptor fd as sysRead reads.
-func sysWrite(fd int, b []byte, raw bool) (int, error) {
-	if !raw || len(b) == 0 || len(b) > rawIOMax {
+// sysWrite writes b to the non-blocking descriptor fd as a raw system
+// call when b is at most rawIOMax long, else through Go's scheduler.
+func sysWrite(fd int, b []byte) (int, error) {
+	if len(b) == 0 || len(b) > rawIOMax {
 		return syscall.Write(fd, b)
 	}
 	return rawIO(syscall.SYS_WRITE, fd, b)

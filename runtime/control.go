@@ -140,8 +140,6 @@ func (rt *Runtime) sendControl(ctx context.Context, to uint32, verb string, args
 	return nil
 }
 
-// broadcast sends a control parcel to every other locality, at most a
-// second each, ignoring failures: it is used on the way out.
 // abortArgs is what an abort says: why, and which locality's loss made
 // the sender fail (lost, or nil): 4 bytes of lost's id + 1 (0 for none),
 // then the text.
@@ -170,6 +168,8 @@ func readAbort(b []byte) (why string, lost *LocalityError) {
 	return why, l
 }
 
+// broadcast sends a control parcel to every other locality, at most a
+// second each, ignoring failures: it is used on the way out.
 func (rt *Runtime) broadcast(verb string, args []byte) {
 	var wg sync.WaitGroup
 	for l := uint32(0); l < rt.n; l++ {

@@ -170,10 +170,7 @@ func (t *task) yield(park bool) {
 	if park {
 		p = t
 	}
-	if next := s.pass(t.lane, p); next != nil {
-		s.mu.Lock()
-		s.startLocked(work{next, t.lane})
-	}
+	s.release(t.lane, p)
 }
 
 // resume takes a lane again: a free one at once, or else the next one a
@@ -340,7 +337,7 @@ func (s *scheduler) runHere(t *task, base context.Context, parent uint64, name s
 	t.direct = true
 	t.claimed.Store(true)
 	if lane = s.runClaimed(t, lane); lane >= 0 {
-		s.release(lane)
+		s.release(lane, nil)
 	}
 	return true
 }
@@ -359,9 +356,10 @@ func (s *scheduler) startLocked(w work) {
 }
 
 // release gives up lane while its holder waits: to a waiting resumer, to
-// the next queued task on another worker, or to the free list.
-func (s *scheduler) release(lane int) {
-	if t := s.pass(lane, nil); t != nil {
+// the next queued task on another worker, or to the free list; park, if
+// given, is listed among the parked tasks (see pass).
+func (s *scheduler) release(lane int, park *task) {
+	if t := s.pass(lane, park); t != nil {
 		s.mu.Lock()
 		s.startLocked(work{t, lane})
 	}
