@@ -88,8 +88,12 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		if c.NodeLocalities == 0 {
 			c.NodeLocalities = int(c.NumLocalities) // tessera run starts all on this machine
 		}
-		if c.NodeCPUs == 0 {
-			c.NodeCPUs, _ = strconv.Atoi(getenv("TESSERA_NODE_CPUS"))
+		if v := getenv("TESSERA_NODE_CPUS"); v != "" && c.NodeCPUs == 0 {
+			n, err := num("TESSERA_NODE_CPUS")
+			if err != nil {
+				return err
+			}
+			c.NodeCPUs = int(n)
 		}
 		if fd := getenv("TESSERA_ROOT_FD"); fd != "" && c.Locality == 0 && c.Listener == nil {
 			n, err := strconv.Atoi(fd)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"net"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,16 @@ func TestLoadEnvNodeLocalities(t *testing.T) {
 		if cfg.NodeLocalities != c.want || cfg.NodeCPUs != c.cpus {
 			t.Errorf("%s: NodeLocalities %d, NodeCPUs %d; want %d, %d", name, cfg.NodeLocalities, cfg.NodeCPUs, c.want, c.cpus)
 		}
+	}
+}
+
+// A launcher's core count that is no number is refused, naming the variable.
+func TestLoadEnvBadNodeCPUs(t *testing.T) {
+	env := map[string]string{"TESSERA_NUM_LOCALITIES": "2", "TESSERA_LOCALITY": "0", "TESSERA_ROOT_ADDR": "127.0.0.1:9",
+		"TESSERA_NODE_CPUS": "two", "TESSERA_SECRET": "00112233445566778899aabbccddeeff"}
+	var cfg Config
+	err := cfg.loadEnv(func(k string) string { return env[k] }, t.TempDir(), func(int) (net.Listener, error) { return nil, nil })
+	if err == nil || !strings.Contains(err.Error(), `TESSERA_NODE_CPUS="two"`) {
+		t.Fatalf("TESSERA_NODE_CPUS=two: %v, want an error naming it", err)
 	}
 }
