@@ -199,6 +199,10 @@ type tcpPeer struct {
 	scratch []byte      // frame heads of a batch; guarded by wmu
 	iovs    net.Buffers // the writev of a batch: kept to reuse its array; guarded by wmu
 	iov     net.Buffers // what WriteTo consumes; a field, so that it does not escape per write
+
+	// A raw write's state (TCPConfig.RawSyscalls), guarded by wmu: the
+	// callback RawConn.Write calls is made once, not per write.
+	rw rawWrite
 }
 
 // sendReq is a parcel a sender queued. done receives exactly one answer,

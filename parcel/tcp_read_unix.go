@@ -110,34 +110,51 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 
 // write writes b to p's connection: with TCPConfig.RawSyscalls through its
 // descriptor with sysWrite, waiting in Go's network poller while the
-// socket takes nothing; else with conn.Write.
+// socket takes nothing; else with conn.Write. The caller holds p.wmu.
 func (p *tcpPeer) write(b []byte) (int, error) {
 	if p.raw == nil || !p.rawIO {
 		return p.conn.Write(b)
 	}
-	var n int
-	var werr error
-	err := p.raw.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			m, err := sysWrite(int(fd), b[n:])
-			switch {
-			case err == syscall.EINTR:
-				continue
-			case err == syscall.EAGAIN:
-				return false // wait until the socket takes more
-			case err != nil:
-				werr = os.NewSyscallError("write", err)
-				return true
-			}
-			n += m
-		}
-		return true
-	})
-	if err == nil {
-		err = werr
+	w := &p.rw
+	if w.fn == nil {
+		w.fn = w.write
 	}
+	w.b, w.n, w.err = b, 0, nil
+	err := p.raw.Write(w.fn)
+	n := w.n
+	if err == nil {
+		err = w.err
+	}
+	w.b, w.err = nil, nil
 	if err != nil {
 		return n, &net.OpError{Op: "write", Net: "tcp", Source: p.conn.LocalAddr(), Addr: p.conn.RemoteAddr(), Err: err}
 	}
 	return n, nil
+}
+
+// rawWrite is a raw write in progress: what to write, how much is written,
+// and how it failed; fn is its write method as a RawConn.Write callback.
+type rawWrite struct {
+	b   []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+}
+
+// write writes w.b to fd from w.n on; false: the socket takes nothing now.
+func (w *rawWrite) write(fd uintptr) bool {
+	for w.n < len(w.b) {
+		m, err := sysWrite(int(fd), w.b[w.n:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return false // wait until the socket takes more
+		case err != nil:
+			w.err = os.NewSyscallError("write", err)
+			return true
+		}
+		w.n += m
+	}
+	return true
 }

@@ -41,17 +41,14 @@ type collCall struct {
 // enter records the call this locality makes in generation gen and checks
 // the probes that came before it. It returns the mismatch found, if any.
 func (m *collMailbox) enter(c *Communicator, gen uint64, op collOp, count, expect uint64) *MismatchError {
-	g := genKey{c.name, gen}
+	b := c.box
 	m.mu.Lock()
-	if m.calls == nil {
-		m.calls = make(map[genKey]collCall)
+	b.calls[gen%keptGenerations] = keptCall{gen, collCall{c: c, op: op, count: count, expect: expect}}
+	var early []collMsg
+	if len(b.probes) > 0 {
+		early = b.probes[gen]
+		delete(b.probes, gen)
 	}
-	m.calls[g] = collCall{c: c, op: op, count: count, expect: expect}
-	if gen > keptGenerations {
-		delete(m.calls, genKey{c.name, gen - keptGenerations})
-	}
-	early := m.probes[g]
-	delete(m.probes, g)
 	m.mu.Unlock()
 	for _, p := range early {
 		if e := probeMismatch(c, gen, collCall{op: op, count: count, expect: expect}, p); e != nil {
@@ -63,19 +60,19 @@ func (m *collMailbox) enter(c *Communicator, gen uint64, op collOp, count, expec
 
 // probe handles a probe from another site: a mismatch with this locality's
 // call in that generation fails the generation everywhere.
-func (rt *Runtime) probe(p collMsg) {
-	g := genKey{p.base, p.gen}
+func (rt *Runtime) probe(b *collBox, p collMsg) {
 	m := &rt.coll
 	m.mu.Lock()
-	mine, ok := m.calls[g]
-	if !ok {
-		if m.probes == nil {
-			m.probes = make(map[genKey][]collMsg)
+	kept := b.calls[p.gen%keptGenerations]
+	if kept.gen != p.gen || p.gen == 0 {
+		if b.probes == nil {
+			b.probes = make(map[uint64][]collMsg)
 		}
-		m.probes[g] = append(m.probes[g], p)
+		b.probes[p.gen] = append(b.probes[p.gen], p)
 		m.mu.Unlock()
 		return
 	}
+	mine := kept.call
 	m.mu.Unlock()
 	if e := probeMismatch(mine.c, p.gen, mine, p); e != nil {
 		r := &opRun{c: mine.c, gen: p.gen}

@@ -377,6 +377,94 @@ func TestCollectiveRunAhead(t *testing.T) {
 	})
 }
 
+// Messages for a communicator that a locality has not created yet wait for
+// it, and an operation started before Close finishes after it.
+func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 3, Config{Lanes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		if rt.Here() == 2 {
+			time.Sleep(50 * time.Millisecond) // the others' messages come first
+		}
+		c, err := NewCommunicator(rt, "late", nil, 0)
+		if err != nil {
+			return err
+		}
+		in := []float64{float64(rt.Here() + 1)}
+		var f *Future[[]float64]
+		switch rt.Here() {
+		case 0: // closes at once: the operation it started goes on
+			f = c.AllReduce(ctx, in, ReduceSum)
+			c.Close()
+		case 1: // joins late, so locality 0 waits after its Close
+			time.Sleep(100 * time.Millisecond)
+			f = c.AllReduce(ctx, in, ReduceSum)
+			defer c.Close()
+		default:
+			f = c.AllReduce(ctx, in, ReduceSum)
+			defer c.Close()
+		}
+		v, err := f.Get(ctx)
+		if err != nil {
+			return err
+		}
+		if len(v) != 1 || v[0] != 6 {
+			return fmt.Errorf("locality %d: AllReduce = %v, want [6]", rt.Here(), v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A slot's future, taken back once its message was taken, serves the next
+// message as a new one.
+func TestCollMailboxReusesSlots(t *testing.T) {
+	var m collMailbox
+	s := &scheduler{}
+	b := m.box([]byte("reuse"))
+	if got := m.box([]byte("reuse")); got != b {
+		t.Fatal("a second lookup of the name made a second box")
+	}
+	for i := range 100 {
+		k := slotKey{gen: uint64(i + 1), step: 1, from: 2}
+		first, err := m.slot(s, b, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.IsReady() {
+			t.Fatalf("message %d: a new slot is ready already", i)
+		}
+		// The waiter comes first on even rounds, the message on odd ones.
+		if i%2 == 1 {
+			first.set(collMsg{data: []float64{float64(i)}}, nil)
+		}
+		second, err := m.slot(s, b, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second != first {
+			t.Fatalf("message %d: the second party got another future", i)
+		}
+		if i%2 == 0 {
+			go second.set(collMsg{data: []float64{float64(i)}}, nil)
+		}
+		msg, err := second.Get(context.Background())
+		if err != nil || len(msg.data) != 1 || msg.data[0] != float64(i) {
+			t.Fatalf("message %d: got %v, %v", i, msg.data, err)
+		}
+		m.reuse(second)
+	}
+	if n := len(b.slots); n != 0 {
+		t.Errorf("%d slots left in the box", n)
+	}
+}
+
 // Two disjoint sub-communicators run at the same time, each with its own
 // root, without disturbing each other.
 func TestDisjointSubCommunicators(t *testing.T) {

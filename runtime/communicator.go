@@ -107,6 +107,7 @@ const anyCount = ^uint64(0)
 type Communicator struct {
 	rt    *Runtime
 	name  string
+	box   *collBox // its messages on this locality
 	sites []uint32 // site index -> locality
 	here  int      // this locality's site index
 	root  int
@@ -159,10 +160,11 @@ func NewCommunicator(rt *Runtime, basename string, sites []uint32, root int) (*C
 	if root < 0 || root >= len(sites) {
 		return nil, fmt.Errorf("runtime: communicator %q: root %d out of range for %d sites", basename, root, len(sites))
 	}
-	if err := rt.coll.claim(rt, basename); err != nil {
+	box, err := rt.coll.claim(rt, basename)
+	if err != nil {
 		return nil, err
 	}
-	return &Communicator{rt: rt, name: basename, sites: sites, here: here, root: root,
+	return &Communicator{rt: rt, name: basename, box: box, sites: sites, here: here, root: root,
 		ringFrom: RingThresholdBytes, bcastRingFrom: math.MaxInt}, nil
 }
 
@@ -196,7 +198,7 @@ func (c *Communicator) Close() {
 	defer c.mu.Unlock()
 	if !c.closed {
 		c.closed = true
-		c.rt.coll.release(c.name)
+		c.rt.coll.release(c.box)
 	}
 }
 
@@ -269,9 +271,11 @@ func (h *collHeader) appendTo(b []byte) []byte {
 	return msgp.AppendUint64(b, h.count)
 }
 
-func readCollHeader(b []byte) (h collHeader, rest []byte, err error) {
+// readCollHeader decodes a collHeader but for its basename, which it
+// returns as a view of b's bytes.
+func readCollHeader(b []byte) (h collHeader, base, rest []byte, err error) {
 	var op uint8
-	if h.base, b, err = msgp.ReadStringBytes(b); err != nil {
+	if base, b, err = msgp.ReadStringZC(b); err != nil {
 		return
 	}
 	if h.gen, b, err = msgp.ReadUint64Bytes(b); err != nil {
@@ -288,7 +292,7 @@ func readCollHeader(b []byte) (h collHeader, rest []byte, err error) {
 	}
 	h.op = collOp(op)
 	h.count, b, err = msgp.ReadUint64Bytes(b)
-	return h, b, err
+	return h, base, b, err
 }
 
 func appendCall(b []byte, c CollectiveCall) []byte {
@@ -319,100 +323,155 @@ type collMsg struct {
 	data   []float64
 }
 
-type mailKey struct {
-	base string
+// slotKey names a message of one basename: generation (a channel's tag),
+// step and sender site.
+type slotKey struct {
 	gen  uint64
 	step uint32
 	from uint32
 }
 
-type genKey struct {
-	base string
-	gen  uint64
-}
-
-// collMailbox is a locality's collective state: the basenames in use, the
-// messages and waiters by key, and the generations that failed.
+// collMailbox is a locality's collective state: a box per basename, the
+// runs waiting for a message (for the watchdog) and how the locality
+// failed.
 type collMailbox struct {
 	mu      sync.Mutex
-	names   map[string]bool
-	slots   map[mailKey]*Future[collMsg]
-	aborted map[genKey]error
-	calls   map[genKey]collCall  // this locality's recent calls (collective_probe.go)
-	probes  map[genKey][]collMsg // probes for generations not reached yet
-	waits   map[*opRun]collWait  // runs waiting for a message, for the watchdog
-	tick    uint64               // the watchdog's ticks so far
-	watched bool                 // the watchdog runs
-	err     error                // the runtime failed
-	sends   sync.Pool            // of *collSend, reused once a send returns
+	boxes   map[string]*collBox
+	waits   map[*opRun]collWait // runs waiting for a message, for the watchdog
+	tick    uint64              // the watchdog's ticks so far
+	watched bool                // the watchdog runs
+	err     error               // the runtime failed
+	sends   sync.Pool           // of *collSend, reused once a send returns
+	slots   sync.Pool           // of *Future[collMsg], reused once a run took its message
 }
 
-// claim reserves name for a communicator of rt's, and starts rt's
-// watchdog of collective waits with the first one.
-func (m *collMailbox) claim(rt *Runtime, name string) error {
+// collBox is one basename's messages and waiters, the generations that
+// failed, and this locality's recent calls; a message for a basename not
+// yet claimed here makes its box. Its fields are guarded by the mailbox's
+// mu; a Communicator keeps a pointer to its box, so that its own waits
+// look up no name.
+type collBox struct {
+	name    string
+	claimed bool // by a Communicator of this locality
+	slots   map[slotKey]*Future[collMsg]
+	aborted map[uint64]error          // by generation
+	calls   [keptGenerations]keptCall // by generation modulo keptGenerations (collective_probe.go)
+	probes  map[uint64][]collMsg      // probes for generations not reached yet
+}
+
+// keptCall is this locality's call in generation gen; gen 0: none.
+type keptCall struct {
+	gen  uint64
+	call collCall
+}
+
+// boxLocked returns the box of name, making it if there is none; m.mu is
+// held. name may be a view of a message's bytes (string(b) in the lookup
+// does not copy them): a new box copies it.
+func (m *collMailbox) boxLocked(name []byte) *collBox {
+	if b := m.boxes[string(name)]; b != nil {
+		return b
+	}
+	if m.boxes == nil {
+		m.boxes = make(map[string]*collBox)
+	}
+	b := &collBox{name: string(name)}
+	m.boxes[b.name] = b
+	return b
+}
+
+// claim reserves name for a communicator of rt's and returns its box, and
+// starts rt's watchdog of collective waits with the first one.
+func (m *collMailbox) claim(rt *Runtime, name string) (*collBox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.names[name] {
-		return fmt.Errorf("runtime: communicator %q exists already on this locality", name)
+	b := m.boxes[name]
+	if b != nil && b.claimed {
+		return nil, fmt.Errorf("runtime: communicator %q exists already on this locality", name)
 	}
-	if m.names == nil {
-		m.names = make(map[string]bool)
+	if b == nil {
+		b = m.boxLocked([]byte(name))
 	}
-	m.names[name] = true
+	b.claimed = true
 	if !m.watched {
 		m.watched = true
 		go rt.watchWaits()
 	}
-	return nil
+	return b, nil
 }
 
-func (m *collMailbox) release(name string) {
+// release gives b's name back. The box stays: operations of the closed
+// communicator that started still take their messages from it.
+func (m *collMailbox) release(b *collBox) {
 	m.mu.Lock()
-	delete(m.names, name)
+	b.claimed = false
 	m.mu.Unlock()
 }
 
-// slot returns the future for k. The first of message and waiter to ask
-// creates it; the second takes it out of the mailbox. It returns nil when
-// the generation or the runtime has failed, with the error.
-func (m *collMailbox) slot(s *scheduler, k mailKey) (*Future[collMsg], error) {
+// slot returns the future for message k of b. The first of message and
+// waiter to ask creates it; the second takes it out of the box. It returns
+// nil when the generation or the runtime has failed, with the error.
+func (m *collMailbox) slot(s *scheduler, b *collBox, k slotKey) (*Future[collMsg], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
 		return nil, m.err
 	}
-	if err := m.aborted[genKey{k.base, k.gen}]; err != nil {
+	if err := b.aborted[k.gen]; err != nil {
 		return nil, err
 	}
-	if f := m.slots[k]; f != nil {
-		delete(m.slots, k)
+	if f := b.slots[k]; f != nil {
+		delete(b.slots, k)
 		return f, nil
 	}
-	if m.slots == nil {
-		m.slots = make(map[mailKey]*Future[collMsg])
+	if b.slots == nil {
+		b.slots = make(map[slotKey]*Future[collMsg])
 	}
-	f := newFuture[collMsg](s)
-	m.slots[k] = f
+	f, _ := m.slots.Get().(*Future[collMsg])
+	if f == nil {
+		f = newFuture[collMsg](s)
+	}
+	b.slots[k] = f
 	return f, nil
 }
 
-// abort fails generation g of a communicator on this locality: its waiters
-// now, its later waits at once; its buffered messages are dropped.
-func (m *collMailbox) abort(g genKey, err error) {
+// box returns the box of name (a view of a message's bytes), making it if
+// there is none.
+func (m *collMailbox) box(name []byte) *collBox {
 	m.mu.Lock()
-	if m.aborted[g] != nil || m.err != nil {
+	defer m.mu.Unlock()
+	return m.boxLocked(name)
+}
+
+// reuse takes back a slot's future once its waiter has its message: the
+// waiter took it out of the box, so the one that fulfilled it is the only
+// other that may still hold it, and only until set returns — which taking
+// f.mu waits for (set calls no callbacks here, as nobody adds any).
+func (m *collMailbox) reuse(f *Future[collMsg]) {
+	f.mu.Lock()
+	f.val, f.err, f.wait, f.waiter, f.cbs = collMsg{}, nil, nil, nil, nil
+	f.ready.Store(false)
+	f.mu.Unlock()
+	m.slots.Put(f)
+}
+
+// abort fails generation gen of b on this locality: its waiters now, its
+// later waits at once; its buffered messages are dropped.
+func (m *collMailbox) abort(b *collBox, gen uint64, err error) {
+	m.mu.Lock()
+	if b.aborted[gen] != nil || m.err != nil {
 		m.mu.Unlock()
 		return
 	}
-	if m.aborted == nil {
-		m.aborted = make(map[genKey]error)
+	if b.aborted == nil {
+		b.aborted = make(map[uint64]error)
 	}
-	m.aborted[g] = err
+	b.aborted[gen] = err
 	var fs []*Future[collMsg]
-	for k, f := range m.slots {
-		if k.base == g.base && k.gen == g.gen {
+	for k, f := range b.slots {
+		if k.gen == gen {
 			fs = append(fs, f)
-			delete(m.slots, k)
+			delete(b.slots, k)
 		}
 	}
 	m.mu.Unlock()
@@ -429,10 +488,15 @@ func (m *collMailbox) fail(err error) {
 		return
 	}
 	m.err = err
-	slots := m.slots
-	m.slots = nil
+	var fs []*Future[collMsg]
+	for _, b := range m.boxes {
+		for _, f := range b.slots {
+			fs = append(fs, f)
+		}
+		b.slots = nil
+	}
 	m.mu.Unlock()
-	for _, f := range slots {
+	for _, f := range fs {
 		f.set(collMsg{}, err)
 	}
 }
@@ -440,11 +504,13 @@ func (m *collMailbox) fail(err error) {
 // deliverColl files a collective message; it runs on the reader goroutine
 // and does not block.
 func (rt *Runtime) deliverColl(p *parcel.Parcel) {
-	h, rest, err := readCollHeader(p.Header.Args)
+	h, base, rest, err := readCollHeader(p.Header.Args)
 	if err != nil || len(p.Chunks) > 1 {
 		rt.log.Warn("runtime: bad collective message", "from", p.Header.Source, "err", err)
 		return
 	}
+	b := rt.coll.box(base)
+	h.base = b.name
 	if h.op == opAbort {
 		var e MismatchError
 		e.Basename, e.Generation = h.base, h.gen
@@ -454,12 +520,12 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 				return
 			}
 		}
-		rt.coll.abort(genKey{h.base, h.gen}, &e)
+		rt.coll.abort(b, h.gen, &e)
 		return
 	}
 	msg := collMsg{collHeader: h, source: p.Header.Source}
 	if h.step == probeStep {
-		rt.probe(msg)
+		rt.probe(b, msg)
 		return
 	}
 	if len(p.Chunks) == 1 && len(p.Chunks[0]) > 0 {
@@ -474,7 +540,7 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 			copy(parcel.Float64Bytes(msg.data), c)
 		}
 	}
-	f, err := rt.coll.slot(rt.sched, mailKey{h.base, h.gen, h.step, h.from})
+	f, err := rt.coll.slot(rt.sched, b, slotKey{h.gen, h.step, h.from})
 	if err != nil {
 		return // the generation or the locality failed: nobody will read it
 	}
@@ -538,7 +604,7 @@ func (r *opRun) recv(step uint32, from int) ([]float64, error) {
 // recvCount is recv that also returns the sender's element count.
 func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
 	rt := r.c.rt
-	f, err := rt.coll.slot(rt.sched, mailKey{r.c.name, r.gen, step, uint32(from)})
+	f, err := rt.coll.slot(rt.sched, r.c.box, slotKey{r.gen, step, uint32(from)})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -546,6 +612,7 @@ func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	rt.coll.reuse(f)
 	if msg.source != r.c.sites[from] {
 		return nil, 0, fmt.Errorf("message for site %d (locality %d) came from locality %d: the sites disagree on the communicator's localities",
 			from, r.c.sites[from], msg.source)
@@ -574,7 +641,7 @@ func (r *opRun) recvN(step uint32, from int, n int) ([]float64, error) {
 // none of them waits for messages that will not come.
 func (r *opRun) abort(e *MismatchError) {
 	rt := r.c.rt
-	rt.coll.abort(genKey{r.c.name, r.gen}, e)
+	rt.coll.abort(r.c.box, r.gen, e)
 	h := collHeader{base: r.c.name, gen: r.gen, from: uint32(r.c.here), op: opAbort}
 	args := appendCall(appendCall(h.appendTo(nil), e.Calls[0]), e.Calls[1])
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -665,7 +732,7 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 	if site == c.here {
 		msg := collMsg{collHeader: collHeader{base: c.name, gen: tag, from: uint32(c.here), op: opChannel, count: anyCount},
 			source: c.rt.here, data: append([]float64(nil), v...)}
-		f, err := c.rt.coll.slot(c.rt.sched, mailKey{c.name, tag, 0, uint32(c.here)})
+		f, err := c.rt.coll.slot(c.rt.sched, c.box, slotKey{tag, 0, uint32(c.here)})
 		if err != nil {
 			return MakeFailed[struct{}](err)
 		}
