@@ -422,6 +422,53 @@ func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 	}
 }
 
+// The payloads of small collective messages are read into their parcels'
+// own memory; an operation that recycles them must not keep them (and the
+// parcels with them) for reuse that never comes: that grew the heap by a
+// parcel per message.
+func TestSmallCollectivePayloadsAreNotKept(t *testing.T) {
+	ctx := testCtx(t)
+	rts := startTCPWith(t, 2, Config{Lanes: 1})
+	var wg sync.WaitGroup
+	errs := make([]error, len(rts))
+	for i, rt := range rts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
+				c, err := NewCommunicator(rt, "small", nil, 0)
+				if err != nil {
+					return struct{}{}, err
+				}
+				defer c.Close()
+				for g := range 200 {
+					v, err := c.AllReduce(ctx, []float64{float64(g)}, ReduceSum).Get(ctx)
+					if err != nil {
+						return struct{}{}, err
+					}
+					if v[0] != float64(2*g) {
+						return struct{}{}, fmt.Errorf("generation %d: %v", g, v)
+					}
+				}
+				return struct{}{}, nil
+			}).Err(ctx)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range rts {
+		rt.recycle.mu.Lock()
+		held, lists := rt.recycle.held, len(rt.recycle.bufs)
+		rt.recycle.mu.Unlock()
+		if held != 0 || lists != 0 {
+			t.Errorf("locality %d keeps %d bytes in %d lists for reuse after 200 one-double AllReduces", rt.Here(), held, lists)
+		}
+	}
+	finalizeAll(t, rts)
+}
+
 // A slot's future, taken back once its message was taken, serves the next
 // message as a new one.
 func TestCollMailboxReusesSlots(t *testing.T) {

@@ -39,7 +39,10 @@ func (r *recycler) get(nbytes int) []byte {
 
 func (r *recycler) put(b []float64) {
 	n := len(b) * 8
-	if n == 0 {
+	if n <= parcel.SmallChunks {
+		// Chunks this small are read into their parcel's own room, never
+		// into recycled memory — and such a b may be a view of that room,
+		// which would keep the whole parcel alive.
 		return
 	}
 	r.mu.Lock()
@@ -56,6 +59,8 @@ func (r *recycler) put(b []float64) {
 
 // Recycle hands b back to the locality: the chunks of parcels that arrive
 // later, of exactly b's size, are read into it instead of into new memory.
+// Slices of at most parcel.SmallChunks bytes are not kept: such chunks are
+// read into their parcel's own memory.
 // An action that is done with a large []float64 argument recycles it so a
 // stream of calls allocates nothing. The caller must not touch b afterwards
 // — not even through another slice of the same memory. At most
