@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -429,33 +428,24 @@ func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 func TestSmallCollectivePayloadsAreNotKept(t *testing.T) {
 	ctx := testCtx(t)
 	rts := startTCPWith(t, 2, Config{Lanes: 1})
-	var wg sync.WaitGroup
-	errs := make([]error, len(rts))
-	for i, rt := range rts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
-				c, err := NewCommunicator(rt, "small", nil, 0)
-				if err != nil {
-					return struct{}{}, err
-				}
-				defer c.Close()
-				for g := range 200 {
-					v, err := c.AllReduce(ctx, []float64{float64(g)}, ReduceSum).Get(ctx)
-					if err != nil {
-						return struct{}{}, err
-					}
-					if v[0] != float64(2*g) {
-						return struct{}{}, fmt.Errorf("generation %d: %v", g, v)
-					}
-				}
-				return struct{}{}, nil
-			}).Err(ctx)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
+		c, err := NewCommunicator(rt, "small", nil, 0)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for g := range 200 {
+			v, err := c.AllReduce(ctx, []float64{float64(g)}, ReduceSum).Get(ctx)
+			if err != nil {
+				return err
+			}
+			if v[0] != float64(2*g) {
+				return fmt.Errorf("generation %d: %v", g, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rt := range rts {
@@ -858,42 +848,27 @@ func BenchmarkAllReduceTCP(b *testing.B) {
 			rts := startTCPWith(b, 4, Config{Lanes: 2})
 			b.SetBytes(int64(elems * 8))
 			b.ResetTimer()
-			errs := make([]error, len(rts))
-			var wg sync.WaitGroup
-			for i, rt := range rts {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
-						c, err := NewCommunicator(rt, "bench", nil, 0)
-						if err != nil {
-							return struct{}{}, err
-						}
-						d := make([]float64, elems)
-						for range b.N {
-							if err := c.AllReduce(ctx, d, ReduceSum).Err(ctx); err != nil {
-								return struct{}{}, err
-							}
-						}
-						return struct{}{}, nil
-					}).Err(ctx)
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			for i, rt := range rts {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if err := rt.Finalize(ctx); errs[i] == nil {
-						errs[i] = err
+			err := spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
+				c, err := NewCommunicator(rt, "bench", nil, 0)
+				if err != nil {
+					return err
+				}
+				d := make([]float64, elems)
+				for range b.N {
+					if err := c.AllReduce(ctx, d, ReduceSum).Err(ctx); err != nil {
+						return err
 					}
-				}()
-			}
-			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
+				}
+				return nil
+			})
+			b.StopTimer()
+			if err != nil {
+				for _, rt := range rts {
+					rt.Abort(err)
+				}
 				b.Fatal(err)
 			}
+			finalizeAll(b, rts)
 		})
 	}
 }
@@ -904,8 +879,6 @@ func TestCollectivesOverTCP(t *testing.T) {
 	const n = 3
 	ctx := testCtx(t)
 	rts := startTCPWith(t, n, Config{Lanes: 2})
-	errs := make([]error, n)
-	var wg sync.WaitGroup
 	sizes := []int{5, 10007, 4 << 20 / 8}
 	if raceDetector || testing.Short() {
 		sizes = sizes[:2]
@@ -913,47 +886,29 @@ func TestCollectivesOverTCP(t *testing.T) {
 	const root = 1
 	for _, m := range sizes {
 		cases := collCases(n, m, root)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rt := rts[i]
-				errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
-					c, err := NewCommunicator(rt, fmt.Sprint("test.tcp", m), nil, root)
-					if err != nil {
-						return struct{}{}, err
-					}
-					defer c.Close()
-					for _, cs := range cases {
-						got, err := cs.run(ctx, c).Get(ctx)
-						if err != nil {
-							return struct{}{}, fmt.Errorf("%d elements, %s: %w", m, cs.name, err)
-						}
-						if err := sameFloats(got, cs.want(c.Site())); err != nil {
-							return struct{}{}, fmt.Errorf("%d elements, %s on site %d: %w", m, cs.name, c.Site(), err)
-						}
-					}
-					return struct{}{}, nil
-				}).Err(ctx)
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		err := spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
+			c, err := NewCommunicator(rt, fmt.Sprint("test.tcp", m), nil, root)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			for _, cs := range cases {
+				got, err := cs.run(ctx, c).Get(ctx)
+				if err != nil {
+					return fmt.Errorf("%d elements, %s: %w", m, cs.name, err)
+				}
+				if err := sameFloats(got, cs.want(c.Site())); err != nil {
+					return fmt.Errorf("%d elements, %s on site %d: %w", m, cs.name, c.Site(), err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			for _, rt := range rts {
 				rt.Abort(err)
 			}
 			t.Fatal(err)
 		}
 	}
-	for i, rt := range rts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = rt.Finalize(ctx)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	finalizeAll(t, rts)
 }

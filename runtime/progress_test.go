@@ -87,6 +87,24 @@ func finalizeAll(tb testing.TB, rts []*Runtime) {
 	}
 }
 
+// spawnOnEach runs body as a task on every locality of rts at once, each
+// with its runtime, and returns their errors joined.
+func spawnOnEach(ctx context.Context, rts []*Runtime, body func(ctx context.Context, rt *Runtime) error) error {
+	errs := make([]error, len(rts))
+	var wg sync.WaitGroup
+	for i, rt := range rts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, body(ctx, rt)
+			}).Err(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // In poll mode the runtime does what it does blocking: calls each way,
 // calls that wait on calls, many calls in flight, collectives, a failed
 // action; Finalize ends it, also after the connections have been quiet for
@@ -116,35 +134,18 @@ func TestPollModeTCP(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, rt := range rts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
-				return struct{}{}, pollWorkload(ctx, rt, echo, relay, fails)
-			}).Err(ctx)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
+		return pollWorkload(ctx, rt, echo, relay, fails)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * PollWindow) // every reader blocks now; the next parcels wake them
-	wg = sync.WaitGroup{}
-	for i, rt := range rts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = Spawn(ctx, rt, func(ctx context.Context) (struct{}, error) {
-				_, err := Async(ctx, rt.Locality((rt.here+1)%n), echo, []byte("after a pause")).Get(ctx)
-				return struct{}{}, err
-			}).Err(ctx)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err = spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
+		_, err := Async(ctx, rt.Locality((rt.here+1)%n), echo, []byte("after a pause")).Get(ctx)
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	finalizeAll(t, rts)
