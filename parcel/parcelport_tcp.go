@@ -137,7 +137,8 @@ type TCP struct {
 	wg    sync.WaitGroup
 	clock *tick.Ticker // of heartbeats
 
-	spin spinners // of its polling readers (PollFor)
+	spin spinners  // of its polling readers (PollFor)
+	reqs sync.Pool // of *sendReq, reused once answered
 }
 
 // NewTCP starts accepting connections on cfg.Listener.
@@ -208,13 +209,11 @@ type tcpPeer struct {
 // sendReq is a parcel a sender queued. done receives exactly one answer,
 // from whoever took the request off the queue; after sending it, that one
 // does not touch the request again, and the sender waits for it before the
-// request goes back to sendReqPool.
+// request goes back to the port's pool (TCP.reqs).
 type sendReq struct {
 	p    *Parcel
 	done chan error
 }
-
-var sendReqPool = sync.Pool{New: func() any { return &sendReq{done: make(chan error, 1)} }}
 
 // reserve admits the peer id that completed (or is completing) the
 // handshake on c. Nothing may be written on c before the handshake has
@@ -618,17 +617,20 @@ func (t *TCP) Send(ctx context.Context, pc *Parcel) error {
 		t.combine(p, cap(p.queue))
 		return err
 	}
-	r := sendReqPool.Get().(*sendReq)
+	r, _ := t.reqs.Get().(*sendReq)
+	if r == nil {
+		r = &sendReq{done: make(chan error, 1)}
+	}
 	r.p = pc
 	select {
 	case p.queue <- r:
 	case <-p.down:
 		r.p = nil
-		sendReqPool.Put(r)
+		t.reqs.Put(r)
 		return p.downErr
 	case <-ctx.Done():
 		r.p = nil
-		sendReqPool.Put(r)
+		t.reqs.Put(r)
 		return &PeerError{p.id, "send", context.Cause(ctx)}
 	}
 	// If the writing has ended meanwhile, write the queue ourselves, r
@@ -647,7 +649,7 @@ func (t *TCP) Send(ctx context.Context, pc *Parcel) error {
 		err = <-r.done
 	}
 	r.p = nil
-	sendReqPool.Put(r)
+	t.reqs.Put(r)
 	return err
 }
 
