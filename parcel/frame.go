@@ -47,21 +47,19 @@ func AppendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
 	if err := checkHeader(h, len(chunks)); err != nil {
 		return dst, err
 	}
-	var lens [4]uint64 // on the stack: most parcels carry few chunks
-	hc := *h
-	hc.Version = HeaderVersion
-	hc.Chunks = lens[:0]
+	return appendFrameHead(dst, h, chunks)
+}
+
+// appendFrameHead is AppendFrameHead for a header that checkHeader passed
+// (a parcel that Send checked with checkSend).
+func appendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
 	var body uint64
 	for _, c := range chunks {
-		hc.Chunks = append(hc.Chunks, uint64(len(c)))
 		body += uint64(len(c))
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, frameHeadLen)...)
-	dst, err := hc.MarshalMsg(dst)
-	if err != nil {
-		return dst[:start], fmt.Errorf("parcel: encoding header: %w", err)
-	}
+	dst = appendHeader(dst, h, chunks)
 	hlen := len(dst) - start - frameHeadLen
 	if hlen > MaxHeader {
 		return dst[:start], fmt.Errorf("parcel: header of %d bytes exceeds %d (send bulk data as chunks)", hlen, MaxHeader)
@@ -101,6 +99,7 @@ type BufferFunc func(h *Header, i int, n int) []byte
 // FrameReader reads frames from a byte stream.
 type FrameReader struct {
 	r        *bufio.Reader
+	names    nameCache
 	maxFrame int64
 	head     [frameHeadLen]byte
 	hbuf     []byte
@@ -146,7 +145,7 @@ func (fr *FrameReader) Next(buf BufferFunc) (*Parcel, error) {
 		return nil, &FrameError{"header", noEOF(err)}
 	}
 	p := &Parcel{}
-	if err := DecodeHeader(hb, &p.Header); err != nil {
+	if err := readHeader(hb, &p.Header, &fr.names); err != nil {
 		return nil, &FrameError{"header", err}
 	}
 	// Subtract instead of adding: a sum of hostile lengths could wrap.

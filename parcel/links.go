@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,12 +17,16 @@ import (
 // up: accepting and dialing (retrying refused dials), the handshake under
 // a deadline, and the hand-over of each authenticated connection to the
 // port as a peer of type P. A port embeds it, so its own code uses mu,
-// peers, shaking and closed directly.
+// peers, shaking and closed directly (changing peers or closed under mu,
+// then calling publish).
 type links[P any] struct {
 	mu      sync.Mutex
 	peers   map[uint32]P
 	shaking map[net.Conn]struct{} // connections in their handshake
 	closed  bool
+	// view is peers and closed as of the last change, for sends to read
+	// without taking mu: nil until the first change.
+	view atomic.Pointer[peerView[P]]
 
 	locality uint32
 	secret   []byte
@@ -38,20 +43,39 @@ type links[P any] struct {
 	startPeer   func(p P, c net.Conn)
 }
 
+// peerView is a copy of a port's peers, by id, and whether it is closed.
+type peerView[P any] struct {
+	closed bool
+	peers  []P
+	ok     []bool // peers[id] is connected
+}
+
+// publish makes the view of the peers match peers and closed. Callers hold
+// l.mu.
+func (l *links[P]) publish() {
+	v := &peerView[P]{closed: l.closed}
+	var n uint32
+	for id := range l.peers {
+		n = max(n, id+1)
+	}
+	v.peers, v.ok = make([]P, n), make([]bool, n)
+	for id, p := range l.peers {
+		v.peers[id], v.ok[id] = p, true
+	}
+	l.view.Store(v)
+}
+
 // peer returns the connected peer id, for a Send to it.
 func (l *links[P]) peer(id uint32) (P, error) {
-	l.mu.Lock()
-	p, ok := l.peers[id]
-	closed := l.closed
-	l.mu.Unlock()
 	var none P
-	if closed {
+	v := l.view.Load()
+	switch {
+	case v != nil && v.closed:
 		return none, ErrClosed
-	}
-	if !ok {
+	case v == nil || id >= uint32(len(v.ok)) || !v.ok[id]:
 		return none, &PeerError{id, "send", errors.New("not connected")}
 	}
-	return p, nil
+	return v.peers[id], nil
 }
 
 // isClosed reports whether the port was closed.
@@ -90,6 +114,7 @@ func (l *links[P]) closing() (peers []P, shaking []net.Conn, first bool) {
 		return nil, nil, false
 	}
 	l.closed = true
+	l.publish()
 	peers = make([]P, 0, len(l.peers))
 	for _, p := range l.peers {
 		peers = append(peers, p)
@@ -217,6 +242,7 @@ func (l *links[P]) admit(id uint32, c net.Conn, mk func() P) (P, error) {
 	}
 	p := mk()
 	l.peers[id] = p
+	l.publish()
 	delete(l.shaking, c) // Close says goodbye to it instead of cutting it
 	return p, nil
 }
@@ -226,6 +252,7 @@ func (l *links[P]) forget(id uint32, p P) {
 	l.mu.Lock()
 	if q, ok := l.peers[id]; ok && any(q) == any(p) {
 		delete(l.peers, id)
+		l.publish()
 	}
 	l.mu.Unlock()
 }

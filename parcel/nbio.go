@@ -376,7 +376,7 @@ func (t *NBIO) Send(ctx context.Context, pc *Parcel) error {
 func (t *NBIO) sendSmall(ctx context.Context, p *nbioPeer, pc *Parcel) error {
 	p.mu.Lock()
 	start := len(p.out)
-	out, err := AppendFrameHead(p.out, &pc.Header, pc.Chunks)
+	out, err := appendFrameHead(p.out, &pc.Header, pc.Chunks)
 	if err != nil {
 		p.mu.Unlock()
 		return &PeerError{p.id, "send", err}
@@ -427,7 +427,7 @@ func (t *NBIO) sendSmall(ctx context.Context, p *nbioPeer, pc *Parcel) error {
 // Once its first byte is written a frame is finished whatever ctx says: the
 // stream cannot be cut mid-frame.
 func (t *NBIO) sendLarge(ctx context.Context, p *nbioPeer, pc *Parcel) error {
-	head, err := AppendFrameHead(nil, &pc.Header, pc.Chunks)
+	head, err := appendFrameHead(nil, &pc.Header, pc.Chunks)
 	if err != nil {
 		return &PeerError{p.id, "send", err}
 	}

@@ -18,6 +18,7 @@ import (
 type frameDecoder struct {
 	maxFrame int64
 	buf      BufferFunc // chunk memory; may be nil
+	names    nameCache  // the action names of the connection's parcels
 
 	stage []byte // staging buffer; unconsumed bytes are stage[r:w]
 	r, w  int
@@ -149,7 +150,7 @@ func (d *frameDecoder) head() (bool, error) {
 	in := new(inParcel)
 	p := &in.p
 	p.Header.Args, p.Header.Chunks = in.args[:0], in.lens[:0]
-	if err := DecodeHeader(d.stage[d.r+frameHeadLen:d.r+need], &p.Header); err != nil {
+	if err := readHeader(d.stage[d.r+frameHeadLen:d.r+need], &p.Header, &d.names); err != nil {
 		return false, &FrameError{"header", err}
 	}
 	rest := body - hlen

@@ -514,7 +514,7 @@ func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
 	var err error
 	if smallBatch(batch) {
 		for _, r := range batch {
-			if buf, err = AppendFrameHead(buf, &r.p.Header, r.p.Chunks); err != nil {
+			if buf, err = appendFrameHead(buf, &r.p.Header, r.p.Chunks); err != nil {
 				return err
 			}
 			for _, c := range r.p.Chunks {
@@ -527,7 +527,7 @@ func (t *TCP) writeBatch(p *tcpPeer, batch []*sendReq) error {
 	}
 	var ends [maxBatchParcels]int
 	for i, r := range batch {
-		if buf, err = AppendFrameHead(buf, &r.p.Header, r.p.Chunks); err != nil {
+		if buf, err = appendFrameHead(buf, &r.p.Header, r.p.Chunks); err != nil {
 			return err
 		}
 		ends[i] = len(buf)

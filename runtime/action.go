@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tessera-amt/tessera/parcel"
 )
@@ -19,6 +20,9 @@ type Registry struct {
 	frozen    bool
 	actions   map[string]*actionEntry
 	sentinels map[string]error // errors that keep their identity across localities
+	// served is actions once frozen: no longer written, so a call's
+	// lookup reads it without taking mu.
+	served atomic.Pointer[map[string]*actionEntry]
 }
 
 // NewRegistry returns an empty registry.
@@ -131,6 +135,9 @@ func callAction[A, R any](ctx context.Context, fn func(context.Context, A) (R, e
 }
 
 func (reg *Registry) lookup(name string) *actionEntry {
+	if m := reg.served.Load(); m != nil {
+		return (*m)[name]
+	}
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
 	return reg.actions[name]
@@ -139,6 +146,7 @@ func (reg *Registry) lookup(name string) *actionEntry {
 func (reg *Registry) freeze() {
 	reg.mu.Lock()
 	reg.frozen = true
+	reg.served.Store(&reg.actions)
 	reg.mu.Unlock()
 }
 

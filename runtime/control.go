@@ -342,9 +342,7 @@ func (rt *Runtime) quiesce(ctx context.Context) error {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
-		rt.pmu.Lock()
-		calls := len(rt.pending)
-		rt.pmu.Unlock()
+		calls := rt.pending.len()
 		tasks := rt.sched.spawned.Load() - rt.sched.executed.Load()
 		if calls == 0 && tasks == 0 {
 			return nil

@@ -19,9 +19,7 @@ type Counters struct {
 
 // Counters returns the locality's counters now.
 func (rt *Runtime) Counters() Counters {
-	rt.pmu.Lock()
-	pending := len(rt.pending)
-	rt.pmu.Unlock()
+	pending := rt.pending.len()
 	return Counters{
 		Locality:      rt.here,
 		TasksSpawned:  rt.sched.spawned.Load(),

@@ -9,7 +9,6 @@ import (
 	"os"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -126,8 +125,7 @@ type Runtime struct {
 	cancel context.CancelCauseFunc
 
 	reqSeq    atomic.Uint64
-	pmu       sync.Mutex
-	pending   map[uint64]*pendingCall
+	pending   pendingTable
 	callsSent atomic.Uint64
 	served    atomic.Uint64
 
@@ -141,6 +139,7 @@ type Runtime struct {
 }
 
 type pendingCall struct {
+	id     uint64 // request id (pendingTable.put)
 	dest   uint32
 	action string
 	bufs   [][]byte
@@ -174,8 +173,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.TCPCongestion == "" {
 		cfg.TCPCongestion = os.Getenv("TESSERA_TCP_CONGESTION")
 	}
-	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger,
-		pending: make(map[uint64]*pendingCall)}
+	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger}
 	rt.log = rt.log.With("locality", rt.here)
 	rt.recycle.limit = cfg.RecycleBytes
 	if cfg.RecycleBytes == 0 {
@@ -314,20 +312,18 @@ func (rt *Runtime) call(ctx context.Context, pc *pendingCall, p *parcel.Parcel) 
 	}
 	id := rt.reqSeq.Add(1)
 	p.Header.Request = id
-	rt.pmu.Lock()
-	rt.pending[id] = pc
-	rt.pmu.Unlock()
+	rt.pending.put(id, pc)
 	if err := rt.Err(); err != nil {
 		// fail ran between the check above and the insert: it did not see
 		// this call, so fail it here.
-		if pc := rt.takePending(id); pc != nil {
+		if pc := rt.pending.take(id); pc != nil {
 			pc.to.reply(nil, nil, err)
 		}
 		return
 	}
 	rt.callsSent.Add(1)
 	if err := rt.port.Send(ctx, p); err != nil {
-		if pc := rt.takePending(id); pc != nil {
+		if pc := rt.pending.take(id); pc != nil {
 			pc.to.reply(nil, nil, rt.sendError(pc.dest, err))
 		}
 	}
@@ -350,23 +346,12 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 	return err
 }
 
-func (rt *Runtime) takePending(id uint64) *pendingCall {
-	rt.pmu.Lock()
-	pc := rt.pending[id]
-	delete(rt.pending, id)
-	rt.pmu.Unlock()
-	return pc
-}
-
 // Buffer implements parcel.Handler: replies go into the memory their caller
 // provided; small chunks (parcel.SmallChunks) into the parcel's own room;
 // others into recycled memory (Recycle) or fresh memory aligned for float64.
 func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 	if h.Kind == parcel.KindReply {
-		rt.pmu.Lock()
-		pc := rt.pending[h.Request]
-		rt.pmu.Unlock()
-		if pc != nil && i < len(pc.bufs) && len(pc.bufs[i]) == n {
+		if pc := rt.pending.find(h.Request); pc != nil && i < len(pc.bufs) && len(pc.bufs[i]) == n {
 			return pc.bufs[i]
 		}
 	}
@@ -388,7 +373,7 @@ func (rt *Runtime) Receive(p *parcel.Parcel) {
 	case parcel.KindCall:
 		rt.serve(p)
 	case parcel.KindReply:
-		pc := rt.takePending(p.Header.Request)
+		pc := rt.pending.take(p.Header.Request)
 		if pc == nil {
 			rt.log.Warn("runtime: reply to no pending call", "from", p.Header.Source, "request", p.Header.Request)
 			return
@@ -502,11 +487,7 @@ func (rt *Runtime) fail(err error) {
 			why, lost = r, le.lost
 		}
 	}
-	rt.pmu.Lock()
-	pending := rt.pending
-	rt.pending = make(map[uint64]*pendingCall)
-	rt.pmu.Unlock()
-	for _, pc := range pending {
+	for _, pc := range rt.pending.drain() {
 		switch {
 		case le == nil || le.Locality == pc.dest:
 			pc.to.reply(nil, nil, err)

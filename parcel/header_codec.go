@@ -1,0 +1,322 @@
+package parcel
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// The header's encoding is the one its msgp code defines (header_gen.go,
+// with the field codecs of header_fields.go). Every frame's header is
+// written by appendHeader and read by readHeader, which do the same as
+// that code for the forms msgp writes — each value in its smallest
+// encoding — in one pass over the bytes, without a call and an error path
+// per field; they are on the path of every parcel. A header in any other
+// form (an integer in a wider encoding than it needs, which msgp also
+// reads) and every malformed one goes to the msgp code, which decodes it
+// or says what is wrong. TestAppendHeaderMatchesMsgp and FuzzReadHeader
+// hold the two to the same bytes and the same headers.
+
+// The msgpack type bytes the header uses.
+const (
+	mpFixArray = 0x90 // | length, up to 15
+	mpFixStr   = 0xa0 // | length, up to 31
+	mpBin8     = 0xc4
+	mpBin16    = 0xc5
+	mpBin32    = 0xc6
+	mpUint8    = 0xcc
+	mpUint16   = 0xcd
+	mpUint32   = 0xce
+	mpUint64   = 0xcf
+	mpStr8     = 0xd9
+	mpStr16    = 0xda
+	mpStr32    = 0xdb
+	mpArray16  = 0xdc
+	mpArray32  = 0xdd
+)
+
+// headerFields is the number of elements of the Header tuple.
+const headerFields = 12
+
+// appendHeader appends h, with this build's HeaderVersion and the lengths
+// of chunks as its chunk list, as Header.MarshalMsg would encode it.
+func appendHeader(b []byte, h *Header, chunks [][]byte) []byte {
+	b = append(b, mpFixArray|headerFields, HeaderVersion)
+	b = appendUint(b, uint64(h.Kind))
+	b = appendUint(b, uint64(h.Source))
+	b = appendUint(b, uint64(h.Dest))
+	b = appendStr(b, h.Action)
+	b = appendUint(b, h.Request)
+	b = appendUint(b, h.Parent)
+	b = appendUint(b, uint64(h.Code))
+	b = appendStr(b, h.Error)
+	b = appendBin(b, h.Args)
+	b = appendBin(b, h.Trace)
+	switch n := len(chunks); {
+	case n <= 15:
+		b = append(b, mpFixArray|byte(n))
+	case n <= math.MaxUint16:
+		b = append(b, mpArray16, byte(n>>8), byte(n))
+	default:
+		b = binary.BigEndian.AppendUint32(append(b, mpArray32), uint32(n))
+	}
+	for _, c := range chunks {
+		b = appendUint(b, uint64(len(c)))
+	}
+	return b
+}
+
+// appendUint appends v in its smallest msgpack encoding.
+func appendUint(b []byte, v uint64) []byte {
+	switch {
+	case v < 0x80:
+		return append(b, byte(v))
+	case v <= math.MaxUint8:
+		return append(b, mpUint8, byte(v))
+	case v <= math.MaxUint16:
+		return append(b, mpUint16, byte(v>>8), byte(v))
+	case v <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(b, mpUint32), uint32(v))
+	}
+	return binary.BigEndian.AppendUint64(append(b, mpUint64), v)
+}
+
+// appendStr appends s as a msgpack str.
+func appendStr(b []byte, s string) []byte {
+	switch n := len(s); {
+	case n <= 31:
+		b = append(b, mpFixStr|byte(n))
+	case n <= math.MaxUint8:
+		b = append(b, mpStr8, byte(n))
+	case n <= math.MaxUint16:
+		b = append(b, mpStr16, byte(n>>8), byte(n))
+	default:
+		b = binary.BigEndian.AppendUint32(append(b, mpStr32), uint32(n))
+	}
+	return append(b, s...)
+}
+
+// appendBin appends v as a msgpack bin.
+func appendBin(b []byte, v []byte) []byte {
+	switch n := len(v); {
+	case n <= math.MaxUint8:
+		b = append(b, mpBin8, byte(n))
+	case n <= math.MaxUint16:
+		b = append(b, mpBin16, byte(n>>8), byte(n))
+	default:
+		b = binary.BigEndian.AppendUint32(append(b, mpBin32), uint32(n))
+	}
+	return append(b, v...)
+}
+
+// readHeader decodes b into h as DecodeHeader does, reusing the room h's
+// Args, Trace and Chunks have, and taking the action name from names when
+// it holds it (nil: a new string).
+func readHeader(b []byte, h *Header, names *nameCache) error {
+	if readHeaderFast(b, h, names) {
+		return nil
+	}
+	return DecodeHeader(b, h)
+}
+
+// readHeaderFast decodes b into h if it is a well-formed header in the
+// forms appendHeader writes, and reports whether it was; if not, h is left
+// partly written, for DecodeHeader to write over.
+func readHeaderFast(b []byte, h *Header, names *nameCache) bool {
+	if len(b) < 2 || b[0] != mpFixArray|headerFields || b[1] != HeaderVersion {
+		return false
+	}
+	r := headerReader{b: b, i: 2}
+	kind := r.uint()
+	source := r.uint()
+	dest := r.uint()
+	action := r.str()
+	h.Request = r.uint()
+	h.Parent = r.uint()
+	code := r.uint()
+	errText := r.str()
+	args := r.bin()
+	trace := r.bin()
+	n := r.arrayLen()
+	if r.bad || kind < uint64(KindCall) || kind > uint64(KindHeartbeat) ||
+		source > math.MaxUint32 || dest > math.MaxUint32 || code > math.MaxUint8 {
+		return false
+	}
+	// Each length takes a byte at least, and the list must end the header.
+	if n > maxChunks || n > len(b)-r.i {
+		return false
+	}
+	lens := h.Chunks[:0]
+	for range n {
+		lens = append(lens, r.uint())
+	}
+	if r.bad || r.i != len(b) {
+		return false
+	}
+	h.Version, h.Kind, h.Code = HeaderVersion, Kind(kind), Code(code)
+	h.Source, h.Dest = uint32(source), uint32(dest)
+	h.Action = names.name(action)
+	h.Error = string(errText)
+	h.Args = append(h.Args[:0], args...)
+	h.Trace = append(h.Trace[:0], trace...)
+	h.Chunks = lens
+	return true
+}
+
+// headerReader reads the values of an encoded header in appendHeader's
+// forms from b[i:]. A value in another form, or cut short, sets bad; the
+// values read after that are zero.
+type headerReader struct {
+	b   []byte
+	i   int
+	bad bool
+}
+
+// uint reads an unsigned integer: a positive fixint here, others in
+// uintSlow.
+func (r *headerReader) uint() uint64 {
+	if r.i < len(r.b) && r.b[r.i] < 0x80 {
+		r.i++
+		return uint64(r.b[r.i-1])
+	}
+	return r.uintSlow()
+}
+
+func (r *headerReader) uintSlow() uint64 {
+	if r.i >= len(r.b) {
+		r.bad = true
+		return 0
+	}
+	rest := r.b[r.i+1:]
+	switch r.b[r.i] {
+	case mpUint8:
+		if len(rest) >= 1 {
+			r.i += 2
+			return uint64(rest[0])
+		}
+	case mpUint16:
+		if len(rest) >= 2 {
+			r.i += 3
+			return uint64(binary.BigEndian.Uint16(rest))
+		}
+	case mpUint32:
+		if len(rest) >= 4 {
+			r.i += 5
+			return uint64(binary.BigEndian.Uint32(rest))
+		}
+	case mpUint64:
+		if len(rest) >= 8 {
+			r.i += 9
+			return binary.BigEndian.Uint64(rest)
+		}
+	}
+	r.bad = true
+	return 0
+}
+
+// str reads a msgpack str, returning a view of its bytes.
+func (r *headerReader) str() []byte {
+	if r.i < len(r.b) && r.b[r.i]&0xe0 == mpFixStr {
+		return r.take(int(r.b[r.i]&0x1f), 1)
+	}
+	n, at := r.lenPrefix(mpStr8, mpStr16, mpStr32)
+	return r.take(n, at)
+}
+
+// bin reads a msgpack bin of at most maxArgs bytes, returning a view of
+// its bytes.
+func (r *headerReader) bin() []byte {
+	n, at := r.lenPrefix(mpBin8, mpBin16, mpBin32)
+	if n > maxArgs {
+		r.bad = true
+		return nil
+	}
+	return r.take(n, at)
+}
+
+// arrayLen reads a msgpack array's length: fixarray or array16 (an array32
+// would hold more than maxChunks).
+func (r *headerReader) arrayLen() int {
+	if r.i < len(r.b) && r.b[r.i]&0xf0 == mpFixArray {
+		r.i++
+		return int(r.b[r.i-1] & 0x0f)
+	}
+	if r.i+3 <= len(r.b) && r.b[r.i] == mpArray16 {
+		r.i += 3
+		return int(binary.BigEndian.Uint16(r.b[r.i-2:]))
+	}
+	r.bad = true
+	return 0
+}
+
+// lenPrefix reads the length after a type byte of t8, t16 or t32 and
+// returns it with the prefix's length, without moving on.
+func (r *headerReader) lenPrefix(t8, t16, t32 byte) (n, at int) {
+	if r.i >= len(r.b) {
+		r.bad = true
+		return 0, 0
+	}
+	rest := r.b[r.i+1:]
+	switch c := r.b[r.i]; {
+	case c == t8 && len(rest) >= 1:
+		return int(rest[0]), 2
+	case c == t16 && len(rest) >= 2:
+		return int(binary.BigEndian.Uint16(rest)), 3
+	case c == t32 && len(rest) >= 4:
+		return int(binary.BigEndian.Uint32(rest)), 5
+	}
+	r.bad = true
+	return 0, 0
+}
+
+// take returns the n bytes after a prefix of at bytes, and moves past them.
+func (r *headerReader) take(n, at int) []byte {
+	if r.bad || n > len(r.b)-r.i-at {
+		r.bad = true
+		return nil
+	}
+	v := r.b[r.i+at : r.i+at+n]
+	r.i += at + n
+	return v
+}
+
+// nameCache keeps the action names and control verbs a connection's
+// parcels carried, so that a parcel naming one again costs no string. It
+// is one reader's: not safe for concurrent use. A nil cache keeps none.
+type nameCache struct {
+	recent [8]string // by nameSlot: a look without hashing
+	names  map[string]string
+}
+
+// The bounds of a name cache: a peer that sends ever new names fills it
+// and then pays a string per name, as without the cache.
+const (
+	maxCachedNames   = 1024
+	maxCachedNameLen = 128
+)
+
+// nameSlot is where in recent the name b would be.
+func nameSlot(b []byte) int { return (len(b) + int(b[0]) + int(b[len(b)-1])) & 7 }
+
+// name returns b as a string: the cached one if b is cached.
+func (c *nameCache) name(b []byte) string {
+	if c == nil || len(b) == 0 || len(b) > maxCachedNameLen {
+		return string(b)
+	}
+	slot := &c.recent[nameSlot(b)]
+	if *slot == string(b) {
+		return *slot
+	}
+	s, ok := c.names[string(b)]
+	if !ok {
+		s = string(b)
+		if len(c.names) >= maxCachedNames {
+			return s
+		}
+		if c.names == nil {
+			c.names = make(map[string]string)
+		}
+		c.names[s] = s
+	}
+	*slot = s
+	return s
+}
