@@ -20,7 +20,7 @@ type Parcelport interface {
 	Connect(ctx context.Context, peer uint32, addr string) error
 	// Send writes p to p.Header.Dest. It blocks while the peer's queue is
 	// full and returns once the parcel is written or has failed; then the
-	// caller may reuse the chunks.
+	// caller may reuse p and its chunks (the port keeps neither).
 	Send(ctx context.Context, p *Parcel) error
 	// Counters reports the traffic with each peer connected so far.
 	Counters() []PeerCounters

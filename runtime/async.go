@@ -103,36 +103,33 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	}
 	c := &remoteCall[R]{rt: rt, res: act.res}
 	c.f.sched = rt.sched
-	b, chunks, err := act.args.encode(args, c.args[:0], c.chunks[:0])
+	out := rt.outs.get()
+	defer rt.outs.put(out) // Send is done with it once it returns
+	b, chunks, err := act.args.encode(args, out.args[:0], out.chunks[:0])
 	if err != nil {
 		c.f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("encoding arguments: %w", err)})
 		return &c.f
 	}
-	c.p = parcel.Parcel{
+	out.p = parcel.Parcel{
 		Header: parcel.Header{Kind: parcel.KindCall, Dest: target.loc, Action: act.name, Parent: parent, Args: b},
 		Chunks: chunks,
 	}
 	c.pc = pendingCall{dest: target.loc, action: act.name, bufs: bufs, to: c}
 	if rt.cfg.Spans != nil {
-		c.p.Header.Trace, c.end = rt.startCallSpan(ctx, target.loc, act.span, parent)
+		out.p.Header.Trace, c.end = rt.startCallSpan(ctx, target.loc, act.span, parent)
 	}
-	rt.call(ctx, &c.pc, &c.p)
-	c.p, c.chunks = parcel.Parcel{}, [2][]byte{} // sent: keep none of the caller's memory alive
+	rt.call(ctx, &c.pc, &out.p)
 	return &c.f
 }
 
 // remoteCall is a call of an action on another locality, in one
-// allocation: the future its caller holds, the entry its reply finds, and
-// its parcel, with room for small arguments and two chunks.
+// allocation: the future its caller holds and the entry its reply finds.
 type remoteCall[R any] struct {
-	f      Future[R]
-	pc     pendingCall
-	p      parcel.Parcel
-	args   [32]byte
-	chunks [2][]byte
-	rt     *Runtime
-	res    codec[R]
-	end    func(error) // ends the caller's span; nil without spans
+	f   Future[R]
+	pc  pendingCall
+	rt  *Runtime
+	res codec[R]
+	end func(error) // ends the caller's span; nil without spans
 }
 
 // reply fulfils the call's future from its reply.

@@ -132,6 +132,7 @@ type Runtime struct {
 	ctl     control
 	coll    collMailbox // collective messages and waiters (communicator.go)
 	recycle recycler
+	outs    outParcels // the parcels of calls and replies being sent
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
 	tracing *tracing      // nil: not tracing (tracing.go)
@@ -390,7 +391,7 @@ func (rt *Runtime) serve(p *parcel.Parcel) {
 	sv := &serving{rt: rt, call: p}
 	sv.e = rt.reg.lookup(p.Header.Action)
 	if sv.e == nil {
-		go sv.send(nil, nil, parcel.CodeUnknownAction,
+		go sv.fail(parcel.CodeUnknownAction,
 			fmt.Errorf("%w %q: not registered on locality %d", ErrUnknownAction, p.Header.Action, rt.here))
 		return
 	}
@@ -402,16 +403,12 @@ func (rt *Runtime) serve(p *parcel.Parcel) {
 }
 
 // serving is a call this locality serves, in one allocation: the task that
-// runs its action, and its reply with room for a small result and two
-// chunks.
+// runs its action, and the call.
 type serving struct {
-	t      task
-	rt     *Runtime
-	call   *parcel.Parcel
-	e      *actionEntry
-	reply  parcel.Parcel
-	args   [32]byte
-	chunks [2][]byte
+	t    task
+	rt   *Runtime
+	call *parcel.Parcel
+	e    *actionEntry
 }
 
 // run is the task: it runs the action and replies.
@@ -421,32 +418,39 @@ func (sv *serving) run(ctx context.Context) {
 	if rt.cfg.Spans != nil {
 		ctx, endSpan = rt.startServeSpan(ctx, h.Source, sv.e.name, h.Trace)
 	}
-	args, chunks, code, err := sv.e.serve(ctx, h.Args, sv.call.Chunks, sv.args[:0], sv.chunks[:0])
+	out := rt.outs.get()
+	defer rt.outs.put(out)
+	args, chunks, code, err := sv.e.serve(ctx, h.Args, sv.call.Chunks, out.args[:0], out.chunks[:0])
 	if endSpan != nil {
 		endSpan(err)
 	}
 	if err != nil {
 		args, chunks = rt.reg.sentinelOf(err), nil // so errors.Is works on the caller
 	}
-	sv.send(args, chunks, code, err)
+	sv.send(out, args, chunks, code, err)
 }
 
 // drop answers a call whose task will never run.
-func (sv *serving) drop(err error) {
-	go sv.send(nil, nil, parcel.CodeShutdown, err)
+func (sv *serving) drop(err error) { go sv.fail(parcel.CodeShutdown, err) }
+
+// fail replies to the call with code and err, and no result.
+func (sv *serving) fail(code parcel.Code, err error) {
+	out := sv.rt.outs.get()
+	defer sv.rt.outs.put(out)
+	sv.send(out, nil, nil, code, err)
 }
 
-// send replies to the call, unless its caller wants no reply.
-func (sv *serving) send(args []byte, chunks [][]byte, code parcel.Code, err error) {
+// send replies to the call in out, unless its caller wants no reply.
+func (sv *serving) send(out *outParcel, args []byte, chunks [][]byte, code parcel.Code, err error) {
 	h := &sv.call.Header
 	if h.Request == 0 {
 		return
 	}
-	sv.reply = parcel.Parcel{Header: parcel.Header{Kind: parcel.KindReply, Dest: h.Source, Request: h.Request, Code: code, Args: args}, Chunks: chunks}
+	out.p = parcel.Parcel{Header: parcel.Header{Kind: parcel.KindReply, Dest: h.Source, Request: h.Request, Code: code, Args: args}, Chunks: chunks}
 	if err != nil {
-		sv.reply.Header.Error = err.Error()
+		out.p.Header.Error = err.Error()
 	}
-	if err := sv.rt.port.Send(sv.rt.ctx, &sv.reply); err != nil && sv.rt.Err() == nil {
+	if err := sv.rt.port.Send(sv.rt.ctx, &out.p); err != nil && sv.rt.Err() == nil {
 		sv.rt.log.Warn("runtime: sending reply failed", "action", h.Action, "to", h.Source, "err", err)
 	}
 }
