@@ -448,6 +448,18 @@ func (p *tcpPeer) failQueued() {
 // requests, the writer goroutine takes over. After a failed write it stops:
 // the connection is down, and the senders still queued answer themselves.
 func (t *TCP) combine(p *tcpPeer, limit int) {
+	// Most often nothing is queued: let go without making room for a batch.
+	for len(p.queue) == 0 {
+		p.wmu.Unlock()
+		if len(p.queue) == 0 || !p.wmu.TryLock() {
+			return
+		}
+	}
+	t.combineQueued(p, limit)
+}
+
+// combineQueued is combine once something is queued.
+func (t *TCP) combineQueued(p *tcpPeer, limit int) {
 	var buf [maxBatchParcels]*sendReq
 	for {
 		for {
