@@ -72,6 +72,11 @@ func appendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
 // checkHeader refuses, before anything is written, a header the reading side
 // would refuse: sending it would cost the whole connection.
 func checkHeader(h *Header, nchunks int) error {
+	return checkHeaderBound(h, nchunks, headerBound(h, nchunks))
+}
+
+// checkHeaderBound is checkHeader for a header whose headerBound is bound.
+func checkHeaderBound(h *Header, nchunks, bound int) error {
 	switch {
 	case h.Kind < KindCall || h.Kind > KindHeartbeat:
 		return fmt.Errorf("parcel: unknown parcel kind %d", h.Kind)
@@ -79,8 +84,8 @@ func checkHeader(h *Header, nchunks int) error {
 		return fmt.Errorf("parcel: %d chunks, limit %d", nchunks, maxChunks)
 	case len(h.Args) > maxArgs:
 		return fmt.Errorf("parcel: %d bytes of header arguments, limit %d (send bulk data as chunks)", len(h.Args), maxArgs)
-	case headerBound(h, nchunks) > MaxHeader:
-		return fmt.Errorf("parcel: header of up to %d bytes exceeds %d (send bulk data as chunks)", headerBound(h, nchunks), MaxHeader)
+	case bound > MaxHeader:
+		return fmt.Errorf("parcel: header of up to %d bytes exceeds %d (send bulk data as chunks)", bound, MaxHeader)
 	}
 	return nil
 }
@@ -229,10 +234,11 @@ func checkSend(pc *Parcel, maxFrame int64) error {
 	if pc.Header.Kind == KindHeartbeat {
 		return errors.New("parcel: heartbeats are the parcelport's own")
 	}
-	if err := checkHeader(&pc.Header, len(pc.Chunks)); err != nil {
+	bound := headerBound(&pc.Header, len(pc.Chunks))
+	if err := checkHeaderBound(&pc.Header, len(pc.Chunks), bound); err != nil {
 		return err
 	}
-	body := int64(headerBound(&pc.Header, len(pc.Chunks)))
+	body := int64(bound)
 	for _, c := range pc.Chunks {
 		body += int64(len(c))
 	}

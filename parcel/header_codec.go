@@ -120,40 +120,52 @@ func readHeader(b []byte, h *Header, names *nameCache) error {
 
 // readHeaderFast decodes b into h if it is a well-formed header in the
 // forms appendHeader writes, and reports whether it was; if not, h is left
-// partly written, for DecodeHeader to write over.
+// partly written, for DecodeHeader to write over. Each getter returns the
+// index past what it read, or -1, which makes the getters after it fail
+// too.
 func readHeaderFast(b []byte, h *Header, names *nameCache) bool {
 	if len(b) < 2 || b[0] != mpFixArray|headerFields || b[1] != HeaderVersion {
 		return false
 	}
-	r := headerReader{b: b, i: 2}
-	kind := r.uint()
-	source := r.uint()
-	dest := r.uint()
-	action := r.str()
-	h.Request = r.uint()
-	h.Parent = r.uint()
-	code := r.uint()
-	errText := r.str()
-	args := r.bin()
-	trace := r.bin()
-	n := r.arrayLen()
-	if r.bad || kind < uint64(KindCall) || kind > uint64(KindHeartbeat) ||
+	kind, i := getUint(b, 2)
+	source, i := getUint(b, i)
+	dest, i := getUint(b, i)
+	action, i := getStr(b, i)
+	request, i := getUint(b, i)
+	parent, i := getUint(b, i)
+	code, i := getUint(b, i)
+	errText, i := getStr(b, i)
+	args, i := getBin(b, i)
+	trace, i := getBin(b, i)
+	if i < 0 || i >= len(b) || kind < uint64(KindCall) || kind > uint64(KindHeartbeat) ||
 		source > math.MaxUint32 || dest > math.MaxUint32 || code > math.MaxUint8 {
 		return false
 	}
+	var n int
+	switch c := b[i]; {
+	case c&0xf0 == mpFixArray:
+		n, i = int(c&0x0f), i+1
+	case c == mpArray16 && i+3 <= len(b):
+		n, i = int(binary.BigEndian.Uint16(b[i+1:])), i+3
+	default:
+		return false // an array32 holds more than maxChunks
+	}
 	// Each length takes a byte at least, and the list must end the header.
-	if n > maxChunks || n > len(b)-r.i {
+	if n > maxChunks || n > len(b)-i {
 		return false
 	}
 	lens := h.Chunks[:0]
 	for range n {
-		lens = append(lens, r.uint())
+		var v uint64
+		v, i = getUint(b, i)
+		lens = append(lens, v)
 	}
-	if r.bad || r.i != len(b) {
+	if i != len(b) {
 		return false
 	}
 	h.Version, h.Kind, h.Code = HeaderVersion, Kind(kind), Code(code)
 	h.Source, h.Dest = uint32(source), uint32(dest)
+	h.Request, h.Parent = request, parent
 	h.Action = names.name(action)
 	h.Error = string(errText)
 	h.Args = append(h.Args[:0], args...)
@@ -162,121 +174,88 @@ func readHeaderFast(b []byte, h *Header, names *nameCache) bool {
 	return true
 }
 
-// headerReader reads the values of an encoded header in appendHeader's
-// forms from b[i:]. A value in another form, or cut short, sets bad; the
-// values read after that are zero.
-type headerReader struct {
-	b   []byte
-	i   int
-	bad bool
+// getUint reads an unsigned integer at b[i:] in its smallest encoding.
+func getUint(b []byte, i int) (uint64, int) {
+	if uint(i) < uint(len(b)) && b[i] < 0x80 {
+		return uint64(b[i]), i + 1
+	}
+	return getUintWide(b, i)
 }
 
-// uint reads an unsigned integer: a positive fixint here, others in
-// uintSlow.
-func (r *headerReader) uint() uint64 {
-	if r.i < len(r.b) && r.b[r.i] < 0x80 {
-		r.i++
-		return uint64(r.b[r.i-1])
+func getUintWide(b []byte, i int) (uint64, int) {
+	if uint(i) >= uint(len(b)) {
+		return 0, -1
 	}
-	return r.uintSlow()
-}
-
-func (r *headerReader) uintSlow() uint64 {
-	if r.i >= len(r.b) {
-		r.bad = true
-		return 0
-	}
-	rest := r.b[r.i+1:]
-	switch r.b[r.i] {
+	switch rest := b[i+1:]; b[i] {
 	case mpUint8:
 		if len(rest) >= 1 {
-			r.i += 2
-			return uint64(rest[0])
+			return uint64(rest[0]), i + 2
 		}
 	case mpUint16:
 		if len(rest) >= 2 {
-			r.i += 3
-			return uint64(binary.BigEndian.Uint16(rest))
+			return uint64(binary.BigEndian.Uint16(rest)), i + 3
 		}
 	case mpUint32:
 		if len(rest) >= 4 {
-			r.i += 5
-			return uint64(binary.BigEndian.Uint32(rest))
+			return uint64(binary.BigEndian.Uint32(rest)), i + 5
 		}
 	case mpUint64:
 		if len(rest) >= 8 {
-			r.i += 9
-			return binary.BigEndian.Uint64(rest)
+			return binary.BigEndian.Uint64(rest), i + 9
 		}
 	}
-	r.bad = true
-	return 0
+	return 0, -1
 }
 
-// str reads a msgpack str, returning a view of its bytes.
-func (r *headerReader) str() []byte {
-	if r.i < len(r.b) && r.b[r.i]&0xe0 == mpFixStr {
-		return r.take(int(r.b[r.i]&0x1f), 1)
+// getStr reads a msgpack str at b[i:], returning a view of its bytes.
+func getStr(b []byte, i int) ([]byte, int) {
+	if uint(i) >= uint(len(b)) {
+		return nil, -1
 	}
-	n, at := r.lenPrefix(mpStr8, mpStr16, mpStr32)
-	return r.take(n, at)
+	if c := b[i]; c&0xe0 == mpFixStr {
+		return take(b, i+1, int(c&0x1f))
+	}
+	return getLong(b, i, mpStr8, mpStr16, mpStr32, math.MaxUint32)
 }
 
-// bin reads a msgpack bin of at most maxArgs bytes, returning a view of
-// its bytes.
-func (r *headerReader) bin() []byte {
-	n, at := r.lenPrefix(mpBin8, mpBin16, mpBin32)
-	if n > maxArgs {
-		r.bad = true
-		return nil
+// getBin reads a msgpack bin of at most maxArgs bytes at b[i:], returning
+// a view of its bytes.
+func getBin(b []byte, i int) ([]byte, int) {
+	if uint(i) < uint(len(b)) && b[i] == mpBin8 && i+1 < len(b) {
+		return take(b, i+2, int(b[i+1]))
 	}
-	return r.take(n, at)
+	return getLong(b, i, mpBin8, mpBin16, mpBin32, maxArgs)
 }
 
-// arrayLen reads a msgpack array's length: fixarray or array16 (an array32
-// would hold more than maxChunks).
-func (r *headerReader) arrayLen() int {
-	if r.i < len(r.b) && r.b[r.i]&0xf0 == mpFixArray {
-		r.i++
-		return int(r.b[r.i-1] & 0x0f)
+// getLong reads a str or bin at b[i:] whose type byte is t8, t16 or t32
+// and that is at most limit bytes long.
+func getLong(b []byte, i int, t8, t16, t32 byte, limit int) ([]byte, int) {
+	if uint(i) >= uint(len(b)) {
+		return nil, -1
 	}
-	if r.i+3 <= len(r.b) && r.b[r.i] == mpArray16 {
-		r.i += 3
-		return int(binary.BigEndian.Uint16(r.b[r.i-2:]))
+	var n, at int
+	switch rest := b[i+1:]; {
+	case b[i] == t8 && len(rest) >= 1:
+		n, at = int(rest[0]), 2
+	case b[i] == t16 && len(rest) >= 2:
+		n, at = int(binary.BigEndian.Uint16(rest)), 3
+	case b[i] == t32 && len(rest) >= 4:
+		n, at = int(binary.BigEndian.Uint32(rest)), 5
+	default:
+		return nil, -1
 	}
-	r.bad = true
-	return 0
+	if n > limit {
+		return nil, -1
+	}
+	return take(b, i+at, n)
 }
 
-// lenPrefix reads the length after a type byte of t8, t16 or t32 and
-// returns it with the prefix's length, without moving on.
-func (r *headerReader) lenPrefix(t8, t16, t32 byte) (n, at int) {
-	if r.i >= len(r.b) {
-		r.bad = true
-		return 0, 0
+// take returns the n bytes at b[i:] and the index past them.
+func take(b []byte, i, n int) ([]byte, int) {
+	if n > len(b)-i {
+		return nil, -1
 	}
-	rest := r.b[r.i+1:]
-	switch c := r.b[r.i]; {
-	case c == t8 && len(rest) >= 1:
-		return int(rest[0]), 2
-	case c == t16 && len(rest) >= 2:
-		return int(binary.BigEndian.Uint16(rest)), 3
-	case c == t32 && len(rest) >= 4:
-		return int(binary.BigEndian.Uint32(rest)), 5
-	}
-	r.bad = true
-	return 0, 0
-}
-
-// take returns the n bytes after a prefix of at bytes, and moves past them.
-func (r *headerReader) take(n, at int) []byte {
-	if r.bad || n > len(r.b)-r.i-at {
-		r.bad = true
-		return nil
-	}
-	v := r.b[r.i+at : r.i+at+n]
-	r.i += at + n
-	return v
+	return b[i : i+n], i + n
 }
 
 // nameCache keeps the action names and control verbs a connection's
