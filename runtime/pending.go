@@ -1,6 +1,9 @@
 package runtime
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // pendingRing is how many calls in flight the pending table holds in its
 // ring; a call whose slot is taken (by a call sent pendingRing requests
@@ -17,11 +20,17 @@ type pendingTable struct {
 	ring [pendingRing]*pendingCall
 	more map[uint64]*pendingCall // calls whose ring slot was taken
 	n    int                     // calls held
+	// bufs counts the calls held that read their reply into the caller's
+	// memory (AsyncInto): while it is 0, a reply's chunks need no look-up.
+	bufs atomic.Int64
 }
 
 // put holds pc under id.
 func (t *pendingTable) put(id uint64, pc *pendingCall) {
 	pc.id = id
+	if len(pc.bufs) > 0 {
+		t.bufs.Add(1)
+	}
 	t.mu.Lock()
 	if s := &t.ring[id%pendingRing]; *s == nil {
 		*s = pc
@@ -54,16 +63,17 @@ func (t *pendingTable) findLocked(id uint64) *pendingCall {
 func (t *pendingTable) take(id uint64) *pendingCall {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s := &t.ring[id%pendingRing]; *s != nil && (*s).id == id {
-		pc := *s
-		*s = nil
-		t.n--
-		return pc
-	}
-	pc := t.more[id]
-	if pc != nil {
+	pc := t.ring[id%pendingRing]
+	if pc != nil && pc.id == id {
+		t.ring[id%pendingRing] = nil
+	} else if pc = t.more[id]; pc != nil {
 		delete(t.more, id)
-		t.n--
+	} else {
+		return nil
+	}
+	t.n--
+	if len(pc.bufs) > 0 {
+		t.bufs.Add(-1)
 	}
 	return pc
 }
@@ -90,5 +100,6 @@ func (t *pendingTable) drain() []*pendingCall {
 		out = append(out, pc)
 	}
 	t.more, t.n = nil, 0
+	t.bufs.Store(0)
 	return out
 }

@@ -55,3 +55,29 @@ func TestPendingTableRingAndOverflow(t *testing.T) {
 		t.Fatal("a call is findable after drain")
 	}
 }
+
+func TestPendingTableCountsCallsWithBuffers(t *testing.T) {
+	var tab pendingTable
+	with := &pendingCall{bufs: [][]byte{make([]byte, 8)}}
+	without := &pendingCall{}
+	tab.put(1, with)
+	tab.put(2, without)
+	tab.put(1+pendingRing, &pendingCall{bufs: [][]byte{nil}}) // to the map
+	if n := tab.bufs.Load(); n != 2 {
+		t.Fatalf("bufs = %d with two calls that have buffers, want 2", n)
+	}
+	tab.take(1)
+	tab.take(2)
+	if n := tab.bufs.Load(); n != 1 {
+		t.Fatalf("bufs = %d after taking one, want 1", n)
+	}
+	tab.take(1 + pendingRing)
+	if n := tab.bufs.Load(); n != 0 {
+		t.Fatalf("bufs = %d after taking all, want 0", n)
+	}
+	tab.put(3, with)
+	tab.drain()
+	if n := tab.bufs.Load(); n != 0 {
+		t.Fatalf("bufs = %d after drain, want 0", n)
+	}
+}

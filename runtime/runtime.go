@@ -351,7 +351,8 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 // provided; small chunks (parcel.SmallChunks) into the parcel's own room;
 // others into recycled memory (Recycle) or fresh memory aligned for float64.
 func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
-	if h.Kind == parcel.KindReply {
+	// A look-up only while some call waits with memory of its own.
+	if h.Kind == parcel.KindReply && rt.pending.bufs.Load() > 0 {
 		if pc := rt.pending.find(h.Request); pc != nil && i < len(pc.bufs) && len(pc.bufs[i]) == n {
 			return pc.bufs[i]
 		}
