@@ -127,11 +127,20 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 		}
 		c.RootAddr = net.JoinHostPort(hosts[0], port)
 		c.ListenHost = getenv("TESSERA_LISTEN_HOST")
+		// These only hint whether the cores are shared (the raw system
+		// calls): a value that does not parse is reported, not refused, as
+		// the format is slurm's.
 		if c.NodeLocalities == 0 {
-			c.NodeLocalities = slurmNodeTasks(getenv)
+			var warn string
+			if c.NodeLocalities, warn = slurmNodeTasks(getenv); warn != "" {
+				c.envWarnings = append(c.envWarnings, warn)
+			}
 		}
-		if c.NodeCPUs == 0 {
-			c.NodeCPUs, _ = strconv.Atoi(getenv("SLURM_CPUS_ON_NODE"))
+		if v := getenv("SLURM_CPUS_ON_NODE"); c.NodeCPUs == 0 && v != "" {
+			var err error
+			if c.NodeCPUs, err = strconv.Atoi(v); err != nil {
+				c.envWarnings = append(c.envWarnings, fmt.Sprintf("runtime: environment SLURM_CPUS_ON_NODE=%q is not a number; counting the machine's cores", v))
+			}
 		}
 	default:
 		c.NumLocalities, c.Locality = 1, 0
@@ -152,21 +161,26 @@ func (c *Config) loadEnv(getenv func(string) string, home string, inherit func(f
 
 // slurmNodeTasks is the number of tasks of this step on this node, from
 // SLURM_STEP_TASKS_PER_NODE (or SLURM_TASKS_PER_NODE) and SLURM_NODEID; 0
-// when they do not say.
-func slurmNodeTasks(getenv func(string) string) int {
-	spec := getenv("SLURM_STEP_TASKS_PER_NODE")
+// when they do not say, with a warning when what they say does not parse.
+func slurmNodeTasks(getenv func(string) string) (int, string) {
+	name := "SLURM_STEP_TASKS_PER_NODE"
+	spec := getenv(name)
 	if spec == "" {
-		spec = getenv("SLURM_TASKS_PER_NODE")
+		name = "SLURM_TASKS_PER_NODE"
+		spec = getenv(name)
+	}
+	if spec == "" {
+		return 0, ""
 	}
 	node, err := strconv.Atoi(getenv("SLURM_NODEID"))
-	if spec == "" || err != nil {
-		return 0
+	if err != nil {
+		return 0, fmt.Sprintf("runtime: environment SLURM_NODEID=%q is not a number; the tasks on this node are not known", getenv("SLURM_NODEID"))
 	}
 	n, err := tasksOnNode(spec, node)
 	if err != nil {
-		return 0
+		return 0, fmt.Sprintf("runtime: environment %s: %v; the tasks on this node are not known", name, err)
 	}
-	return n
+	return n, ""
 }
 
 // The parcelports a job can choose with TESSERA_PARCELPORT (set by

@@ -46,3 +46,24 @@ func TestLoadEnvBadNodeCPUs(t *testing.T) {
 		t.Fatalf("TESSERA_NODE_CPUS=two: %v, want an error naming it", err)
 	}
 }
+
+// Slurm's counts that do not parse leave the hint unknown and are
+// reported as warnings naming the variable, not refused.
+func TestLoadEnvBadSlurmCountsWarn(t *testing.T) {
+	env := map[string]string{"SLURM_NTASKS": "2", "SLURM_PROCID": "0", "SLURM_NODELIST": "n1", "SLURM_NODEID": "0",
+		"SLURM_STEP_TASKS_PER_NODE": "2(x", "SLURM_CPUS_ON_NODE": "many", "TESSERA_SECRET": "00112233445566778899aabbccddeeff"}
+	var cfg Config
+	err := cfg.loadEnv(func(k string) string { return env[k] }, t.TempDir(), func(int) (net.Listener, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NodeLocalities != 0 || cfg.NodeCPUs != 0 {
+		t.Errorf("NodeLocalities %d, NodeCPUs %d; want 0, 0", cfg.NodeLocalities, cfg.NodeCPUs)
+	}
+	all := strings.Join(cfg.envWarnings, "\n")
+	for _, want := range []string{"SLURM_STEP_TASKS_PER_NODE", `SLURM_CPUS_ON_NODE="many"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings %q do not name %s", all, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,31 +140,35 @@ func (rt *Runtime) sendControl(ctx context.Context, to uint32, verb string, args
 }
 
 // abortArgs is what an abort says: why, and which locality's loss made
-// the sender fail (lost, or nil): 4 bytes of lost's id + 1 (0 for none),
-// then the text.
+// the sender fail (lost, or nil), with that loss's own reason: 4 bytes of
+// lost's id + 1 (0 for none), 4 bytes of the length of its reason, the
+// reason, then why.
 func abortArgs(why string, lost *LocalityError) []byte {
 	var id uint32
+	var reason string
 	if lost != nil {
-		id = lost.Locality + 1
+		id, reason = lost.Locality+1, lost.Reason
 	}
-	return append(binary.LittleEndian.AppendUint32(nil, id), why...)
+	b := binary.LittleEndian.AppendUint32(nil, id)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(reason)))
+	return append(append(b, reason...), why...)
 }
 
-// readAbort reads abortArgs. The lost locality's reason is the text after
-// its "locality N down: ", which the text then starts with.
+// readAbort reads abortArgs. Arguments too short for that layout are the
+// text alone.
 func readAbort(b []byte) (why string, lost *LocalityError) {
-	if len(b) < 4 {
+	if len(b) < 8 {
 		return string(b), nil
 	}
-	id, why := binary.LittleEndian.Uint32(b), string(b[4:])
+	id, n := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	if uint64(n) > uint64(len(b)-8) {
+		return string(b), nil
+	}
+	reason, why := string(b[8:8+n]), string(b[8+n:])
 	if id == 0 {
 		return why, nil
 	}
-	l := &LocalityError{Locality: id - 1, Reason: why}
-	if r, ok := strings.CutPrefix(why, fmt.Sprintf("locality %d down: ", id-1)); ok {
-		l.Reason = r
-	}
-	return why, l
+	return why, &LocalityError{Locality: id - 1, Reason: reason}
 }
 
 // broadcast sends a control parcel to every other locality, at most a

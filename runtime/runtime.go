@@ -48,6 +48,9 @@ type Config struct {
 	// parcelport makes raw system calls (parcel.TCPConfig.RawSyscalls).
 	NodeLocalities int
 	NodeCPUs       int
+	// envWarnings are what fromEnvironment could not read but went on
+	// without; Start logs them.
+	envWarnings []string
 	// TCPCongestion is the TCP congestion control of the tcp parcelport's
 	// connections (parcel.TCPConfig.Congestion); "": TESSERA_TCP_CONGESTION,
 	// else the system's default.
@@ -176,6 +179,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger}
 	rt.log = rt.log.With("locality", rt.here)
+	for _, w := range cfg.envWarnings {
+		rt.log.Warn(w)
+	}
 	rt.recycle.limit = cfg.RecycleBytes
 	if cfg.RecycleBytes == 0 {
 		rt.recycle.limit = DefaultRecycleBytes

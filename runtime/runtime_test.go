@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -250,6 +251,16 @@ func TestAbortArgs(t *testing.T) {
 	}
 	if why, lost := readAbort([]byte("ab")); why != "ab" || lost != nil {
 		t.Errorf("short abort: %q, %v", why, lost)
+	}
+	// A reason that does not start the text travels all the same.
+	why, lost := readAbort(abortArgs("job failed", &LocalityError{Locality: 2, Reason: "link broken"}))
+	if why != "job failed" || lost == nil || lost.Locality != 2 || lost.Reason != "link broken" {
+		t.Errorf("abort with a separate reason read back %q, %v", why, lost)
+	}
+	// A reason length past the end is refused as a layout.
+	bad := append(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 3), 99), "xy"...)
+	if why, lost := readAbort(bad); lost != nil || why != string(bad) {
+		t.Errorf("abort with a bad reason length read back %q, %v", why, lost)
 	}
 }
 
