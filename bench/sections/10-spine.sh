@@ -524,9 +524,9 @@ alternating runs on this shared machine, GOMAXPROCS=1 per locality as
 timer pending 18.4 µs; the design's two hand-offs (\`-test rtt-handoff\`,
 GOMAXPROCS=1) 22.5 µs, 1.29 times raw; Tessera 28.1 µs (1.61 times raw),
 the echo as a direct action 26.1 µs (1.50); the build before this round's
-changes 31.5 µs (1.81). So of Tessera's excess over raw, about half is the
+changes 31.5 µs (1.81). So of Tessera's excess over raw, that round found about half the
 structure — a reader that is not the caller and a call that runs on a lane
-— and half the runtime's own work per message: the msgp header, the
+— and half the runtime's own work per message (but see one core, below): the msgp header, the
 pending-call table, the future, the lane given back while the caller waits
 and taken again, the counters. On this machine the ratio to raw grows with
 the noise (the build before: 1.63 at a quiet moment, 1.81 on the busy day),
@@ -535,8 +535,44 @@ hand-off ping-pong takes 45-57 µs: each hand-off then wakes a thread on the
 other core, which is why \`tessera run\` gives each locality its share of the
 cores.
 
+On one core the runtime's own work is not what separates it from the raw
+ping-pong. With both programs pinned to core 0 (\`taskset -c 0\`, which also
+makes Go's GOMAXPROCS 1 in every process), jobs of 20,000 round trips
+alternating by hand gave Tessera at 0.94, 0.96, 0.97, 0.98 and 1.05 of
+raw (raw 16.6-23.4 µs), while unpinned jobs of the same period ran at
+1.06-2.49. On that one core with GOMAXPROCS=2 per locality Tessera ran at
+1.15-1.58 (median 1.46): with an idle P, each hand-off readies a goroutine and Go's
+scheduler wakes a thread to look for work (\`perf stat\` of 40,000 round
+trips pinned: futex calls 165 against 75,563, context switches 84,666
+against 182,590), which is why \`tessera run\` gives each locality its
+share of the cores. Unpinned, what decides a job's mean is where the
+round trip's threads land on the two cores of this virtual machine and
+what waking across them costs; in a \`perf sched\` recording of 8,000 round
+trips the raw ping-pong's two main threads took turns on one core at 8 µs
+a slice, Tessera's on the other at 13-14 µs, with the runtime monitor
+threads woken on the idle core. How the monitor sleeps changes the round
+trip both ways: \`GODEBUG=schedtrace=…\` keeps it from its deep sleep and
+made both programs slower (raw 30-45 µs, Tessera 38-60 µs), raw system
+calls that it is not told of made Tessera slower (below).
+
 What changed the round trip, each measured in alternating runs:
 
+- The runtime's work per message, cut by a sixth (this round): the parcel
+  header is written and read with a hand-written codec of msgp's encoding
+  (the generated code stays the definition and reads any other form;
+  \`go test -bench 'DecodeHeader|AppendFrameHead' ./parcel/\`: reading a
+  call's header 128-167 → 72-88 ns, writing its frame head 100 → 50-57 ns),
+  each connection keeps the action names it read (no string per call), the
+  parcels of calls and replies come from a pool (a round trip allocates
+  1.1 KB instead of 1.6; a job of 50,000 round trips ran 15 collections
+  instead of 24), pending calls sit in a ring by request id, and peers and
+  actions are found without a lock. Instructions in user space per round
+  trip, both processes (\`valgrind --tool=callgrind\` of jobs of 10,000 and
+  40,000 round trips, the difference over 30,000): 24,400 → 21,200. In
+  time the change is within this machine's noise: the median per-round
+  ratio new/old of five series of 10-12 alternating rounds was 0.87, 0.95,
+  0.95, 0.97 and 0.97 (1.06, from the medians, in a sixth), the ratio to raw in the suite
+  runs of the new code 1.48-1.76 against 1.55-1.62 for the old one.
 - No Go timer pending while messages flow. Each tcp writer had a ticker
   for heartbeats and each reader moved its read deadline every so often
   (with a clock read per read, and one per write for the idle time), and
