@@ -89,20 +89,21 @@ type TCPConfig struct {
 	// one such as bbr: see docs/benchmarks.md.
 	Congestion string
 
-	// RawSyscalls makes the reads and writes of up to 64 KiB on the
-	// connections (Linux only) raw system calls, of which Go's scheduler
-	// is not told: on these non-blocking sockets they return at once. A
-	// system call the scheduler is told of wakes Go's monitor thread when
-	// it sleeps, which it does whenever the process has nothing to run —
-	// a wake-up and a burst of polling per message for a process that
-	// waits on the network between messages. That is pure cost where the
-	// machine has fewer cores than busy processes (more localities than
-	// cores): about a quarter of the CPU of a small AllReduce of 4
-	// localities on 2 cores. Where cores are free it is not: the round
-	// trip of 2 localities on 2 cores is slower with it (see
-	// docs/architecture.md). The runtime sets it for a locality that
-	// shares its machine's cores with more localities than there are.
-	RawSyscalls bool
+	// RawReads makes the reads of up to 64 KiB on the connections (Linux
+	// only) raw system calls, as the writes of up to 64 KiB always are:
+	// system calls of which Go's scheduler is not told, which on these
+	// non-blocking sockets return at once. A read the scheduler is told
+	// of wakes Go's monitor thread when it sleeps, which it does whenever
+	// the process has nothing to run — a wake-up and a burst of polling
+	// per message for a process that waits on the network between
+	// messages. That is pure cost where the machine has fewer cores than
+	// busy processes (more localities than cores): about a quarter of the
+	// CPU of a small AllReduce of 4 localities on 2 cores. Where cores are
+	// free it is not: the round trip of 2 localities on 2 cores is slower
+	// with it (see docs/architecture.md). The runtime sets it for a
+	// locality that shares its machine's cores with more localities than
+	// there are.
+	RawReads bool
 }
 
 func (c *TCPConfig) validate() error {
@@ -177,9 +178,9 @@ func (t *TCP) Connect(ctx context.Context, peer uint32, addr string) error {
 
 type tcpPeer struct {
 	peerState
-	conn  net.Conn
-	raw   syscall.RawConn // conn's descriptor, or nil
-	rawIO bool            // TCPConfig.RawSyscalls
+	conn     net.Conn
+	raw      syscall.RawConn // conn's descriptor, or nil
+	rawReads bool            // TCPConfig.RawReads
 	// queue holds the requests of senders that found the connection busy;
 	// it is bounded, so senders block instead of buffering without limit.
 	// Whoever holds wmu writes what is queued before letting go of it (flat
@@ -201,8 +202,8 @@ type tcpPeer struct {
 	iovs    net.Buffers // the writev of a batch: kept to reuse its array; guarded by wmu
 	iov     net.Buffers // what WriteTo consumes; a field, so that it does not escape per write
 
-	// A raw write's state (TCPConfig.RawSyscalls), guarded by wmu: the
-	// callback RawConn.Write calls is made once, not per write.
+	// A raw write's state, guarded by wmu: the callback RawConn.Write
+	// calls is made once, not per write.
 	rw rawWrite
 }
 
@@ -228,7 +229,7 @@ func (t *TCP) reserve(id uint32, c net.Conn) (*tcpPeer, error) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		p := &tcpPeer{conn: c, raw: rawConn(c), rawIO: t.cfg.RawSyscalls, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1)}
+		p := &tcpPeer{conn: c, raw: rawConn(c), rawReads: t.cfg.RawReads, queue: make(chan *sendReq, t.cfg.QueueLen), kick: make(chan struct{}, 1)}
 		p.init(id)
 		p.wmu.Lock()
 		return p

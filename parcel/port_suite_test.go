@@ -49,7 +49,7 @@ var socketPorts = []socketPort{
 		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h), PollFor: time.Minute})
 	}},
 	{"TCP-raw", func(ln net.Listener, id uint32, h Handler, o portOpts) (Parcelport, error) {
-		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h), RawSyscalls: true})
+		return NewTCP(TCPConfig{PortConfig: o.config(ln, id, h), RawReads: true})
 	}},
 }
 

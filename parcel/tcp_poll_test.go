@@ -115,12 +115,12 @@ func TestSpinnerAwait(t *testing.T) {
 	}
 }
 
-// The TCP parcelport making raw system calls (TCPConfig.RawSyscalls)
+// The TCP parcelport making raw reads (TCPConfig.RawReads)
 // passes the shared suite, and the socket suite as "TCP-raw".
-func TestTCPRawSyscallsParcelport(t *testing.T) {
+func TestTCPRawReadsParcelport(t *testing.T) {
 	testParcelport(t, func(t *testing.T, n int, handlers []Handler) []Parcelport {
 		return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
-			return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}, RawSyscalls: true})
+			return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}, RawReads: true})
 		})
 	})
 }

@@ -5,14 +5,14 @@ import (
 	"unsafe"
 )
 
-// rawIOMax is the longest read or write that TCPConfig.RawSyscalls makes a
-// raw system call; longer ones copy long enough for the scheduler to hand
-// the processor on meanwhile, and go through it.
+// rawIOMax is the longest read or write made a raw system call (writes
+// always, reads with TCPConfig.RawReads); longer ones copy long enough for
+// the scheduler to hand the processor on meanwhile, and go through it.
 const rawIOMax = 64 << 10
 
 // sysRead reads from the non-blocking descriptor fd into b, as a raw
 // system call when raw is set and b is at most rawIOMax long (see
-// TCPConfig.RawSyscalls), else through Go's scheduler.
+// TCPConfig.RawReads), else through Go's scheduler.
 func sysRead(fd int, b []byte, raw bool) (int, error) {
 	if !raw || len(b) == 0 || len(b) > rawIOMax {
 		return syscall.Read(fd, b)

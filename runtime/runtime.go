@@ -45,7 +45,7 @@ type Config struct {
 	// launcher's cores (TESSERA_NODE_CPUS), under slurm its tasks on this
 	// node and SLURM_CPUS_ON_NODE — else unknown localities and
 	// runtime.NumCPU cores. With more localities than cores the tcp
-	// parcelport makes raw system calls (parcel.TCPConfig.RawSyscalls).
+	// parcelport reads with raw system calls (parcel.TCPConfig.RawReads).
 	NodeLocalities int
 	NodeCPUs       int
 	// envWarnings are what fromEnvironment could not read but went on
@@ -250,10 +250,10 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		return port, err
 	}
 	port, err := parcel.NewTCP(parcel.TCPConfig{
-		PortConfig:  pc,
-		PollFor:     rt.cfg.Progress.pollFor(),
-		Congestion:  rt.cfg.TCPCongestion,
-		RawSyscalls: rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
+		PortConfig: pc,
+		PollFor:    rt.cfg.Progress.pollFor(),
+		Congestion: rt.cfg.TCPCongestion,
+		RawReads:   rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
 	})
 	if err != nil {
 		ln.Close()
