@@ -82,30 +82,29 @@ func appendUint(b []byte, v uint64) []byte {
 
 // appendStr appends s as a msgpack str.
 func appendStr(b []byte, s string) []byte {
-	switch n := len(s); {
-	case n <= 31:
-		b = append(b, mpFixStr|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, mpStr8, byte(n))
-	case n <= math.MaxUint16:
-		b = append(b, mpStr16, byte(n>>8), byte(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, mpStr32), uint32(n))
+	if len(s) <= 31 {
+		b = append(b, mpFixStr|byte(len(s)))
+	} else {
+		b = appendLen(b, len(s), mpStr8, mpStr16, mpStr32)
 	}
 	return append(b, s...)
 }
 
 // appendBin appends v as a msgpack bin.
 func appendBin(b []byte, v []byte) []byte {
-	switch n := len(v); {
+	return append(appendLen(b, len(v), mpBin8, mpBin16, mpBin32), v...)
+}
+
+// appendLen appends the type byte and length of a str or bin of n bytes:
+// t8, t16 or t32, the smallest that holds n.
+func appendLen(b []byte, n int, t8, t16, t32 byte) []byte {
+	switch {
 	case n <= math.MaxUint8:
-		b = append(b, mpBin8, byte(n))
+		return append(b, t8, byte(n))
 	case n <= math.MaxUint16:
-		b = append(b, mpBin16, byte(n>>8), byte(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, mpBin32), uint32(n))
+		return append(b, t16, byte(n>>8), byte(n))
 	}
-	return append(b, v...)
+	return binary.BigEndian.AppendUint32(append(b, t32), uint32(n))
 }
 
 // readHeader decodes b into h as DecodeHeader does, reusing the room h's
