@@ -136,7 +136,8 @@ type TCP struct {
 	cfg TCPConfig
 	links[*tcpPeer]
 	wg    sync.WaitGroup
-	clock *tick.Ticker // of heartbeats
+	clock *tick.Ticker  // of heartbeats
+	stop  chan struct{} // closed by Close: ends monitorGuard
 
 	spin spinners  // of its polling readers (PollFor)
 	reqs sync.Pool // of *sendReq, reused once answered
@@ -161,9 +162,14 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		reservePeer: t.reserve, releasePeer: t.release, startPeer: func(p *tcpPeer, _ net.Conn) { t.start(p) },
 	}
 	t.clock = tick.New(heartbeatPeriod(t.cfg.HeartbeatInterval, t.cfg.HeartbeatTimeout))
+	t.stop = make(chan struct{})
 	t.wg.Add(2)
 	go t.acceptLoop()
 	go func() { defer t.wg.Done(); t.heartbeats() }()
+	if cfg.RawReads {
+		t.wg.Add(1)
+		go func() { defer t.wg.Done(); t.monitorGuard() }()
+	}
 	return t, nil
 }
 
@@ -699,6 +705,7 @@ func (t *TCP) Close() error {
 	}
 	err := t.cfg.Listener.Close()
 	t.clock.Close()
+	close(t.stop)
 	for _, c := range shaking {
 		c.Close()
 	}
