@@ -113,12 +113,9 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 // the socket takes nothing; with conn.Write where the connection has no
 // descriptor. The caller holds p.wmu.
 //
-// A write that Go's scheduler is told of leaves the processor to its
-// monitor thread for the length of the call, and this write is the one
-// that wakes the peer: on a virtual machine whose idle cores halt, the
-// monitor took the processor away (and woke another thread to run the
-// process's goroutines) often enough that the round trip of 2 localities
-// on 2 cores was about 8% faster with raw writes (docs/architecture.md).
+// The write is raw even where reads are told to the scheduler: the round
+// trip of 2 localities on 2 cores ran about 8% faster so, in alternating
+// rounds on a virtual machine whose idle cores halt (docs/architecture.md).
 func (p *tcpPeer) write(b []byte) (int, error) {
 	if p.raw == nil {
 		return p.conn.Write(b)

@@ -17,11 +17,10 @@ import (
 // not usable; make one with NewRegistry.
 type Registry struct {
 	mu        sync.RWMutex
-	frozen    bool
 	actions   map[string]*actionEntry
 	sentinels map[string]error // errors that keep their identity across localities
-	// served is actions once frozen: no longer written, so a call's
-	// lookup reads it without taking mu.
+	// served is actions once Start froze the registry (nil before): no
+	// longer written, so a call's lookup reads it without taking mu.
 	served atomic.Pointer[map[string]*actionEntry]
 }
 
@@ -107,7 +106,7 @@ func register[A, R any](reg *Registry, name string, fn func(ctx context.Context,
 	}}
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	if reg.frozen {
+	if reg.frozen() {
 		panic(fmt.Sprintf("runtime: action %q registered after Start", name))
 	}
 	if reg.actions[name] != nil {
@@ -145,10 +144,12 @@ func (reg *Registry) lookup(name string) *actionEntry {
 
 func (reg *Registry) freeze() {
 	reg.mu.Lock()
-	reg.frozen = true
 	reg.served.Store(&reg.actions)
 	reg.mu.Unlock()
 }
+
+// frozen reports whether Start has frozen the registry.
+func (reg *Registry) frozen() bool { return reg.served.Load() != nil }
 
 // Names returns the registered action names, sorted.
 func (reg *Registry) Names() []string {

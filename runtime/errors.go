@@ -97,7 +97,7 @@ func (reg *Registry) replyError(code parcel.Code, msg string, args []byte) error
 func (reg *Registry) RegisterErrors(errs ...error) {
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	if reg.frozen {
+	if reg.frozen() {
 		panic("runtime: RegisterErrors after Start")
 	}
 	if reg.sentinels == nil {
