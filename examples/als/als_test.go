@@ -15,8 +15,6 @@ import (
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -315,32 +313,5 @@ func TestParseOptions(t *testing.T) {
 	o, err := parseOptions([]string{"--synthetic", "100,50,0.05", "--factors", "8", "--alpha", "1.5"}, &bytes.Buffer{})
 	if err != nil || o.synthetic.users != 100 || o.factors != 8 || o.alpha != 1.5 || o.iterations != 5 {
 		t.Errorf("parsed %+v, %v", o, err)
-	}
-}
-
-// addUpper equals gonum's Dsyrk on the upper triangle for every remainder
-// of rows modulo its unrolling.
-func TestAddUpperMatchesDsyrk(t *testing.T) {
-	const f = 7
-	for k := range 10 {
-		s := make([]float64, k*f)
-		for i := range s {
-			s[i] = math.Sin(float64(i + k))
-		}
-		got := make([]float64, f*f)
-		want := make([]float64, f*f)
-		for i := range got {
-			got[i], want[i] = float64(i), float64(i)
-		}
-		addUpper(s, k, f, got)
-		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: k, Cols: f, Stride: f, Data: s}, 1,
-			blas64.Symmetric{Uplo: blas.Upper, N: f, Stride: f, Data: want})
-		for i := range f {
-			for j := i; j < f; j++ {
-				if d := math.Abs(got[i*f+j] - want[i*f+j]); d > 1e-12 {
-					t.Fatalf("k=%d: c[%d][%d] = %g, Dsyrk %g", k, i, j, got[i*f+j], want[i*f+j])
-				}
-			}
-		}
 	}
 }

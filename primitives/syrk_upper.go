@@ -1,0 +1,49 @@
+//go:build !openblas
+
+package primitives
+
+// maxSyrkUpper is the largest order of C that syrkUpper takes: beyond it
+// C's rows no longer stay in cache across a pass of four rows of A, and
+// gonum's blocked Dsyrk does better.
+const maxSyrkUpper = 256
+
+// syrkUpper adds alpha·AᵀA to the upper triangle of the n x n row-major
+// matrix c (stride ldc), A being the k x n row-major matrix a (stride
+// lda): the rank-k update of small Gram matrices, such as each row's
+// normal equations in ALS (k around 50, n 40). It takes A four rows at a
+// time, so each pass over a row of C's triangle does four multiply-adds per
+// element it loads and stores; with fma, in AVX2 and FMA instructions
+// (syrk_upper_amd64.s), otherwise in Go. The caller checks the shapes.
+func syrkUpper(n, k int, alpha float64, a []float64, lda int, c []float64, ldc int, fma bool) {
+	r := 0
+	for ; r+4 <= k; r += 4 {
+		if fma {
+			upper4AVX2(c, ldc, a[r*lda:], lda, n, alpha)
+			continue
+		}
+		s1, s2, s3, s4 := a[r*lda:][:n], a[(r+1)*lda:][:n], a[(r+2)*lda:][:n], a[(r+3)*lda:][:n]
+		for i := range n {
+			a1, a2, a3, a4 := alpha*s1[i], alpha*s2[i], alpha*s3[i], alpha*s4[i]
+			ci := c[i*ldc+i : i*ldc+n]
+			x1, x2, x3, x4 := s1[i:][:len(ci)], s2[i:][:len(ci)], s3[i:][:len(ci)], s4[i:][:len(ci)]
+			for j := range ci {
+				ci[j] += a1*x1[j] + a2*x2[j] + a3*x3[j] + a4*x4[j]
+			}
+		}
+	}
+	for ; r < k; r++ {
+		s1 := a[r*lda:][:n]
+		if fma {
+			upper1AVX2(c, ldc, s1, n, alpha)
+			continue
+		}
+		for i := range n {
+			a1 := alpha * s1[i]
+			ci := c[i*ldc+i : i*ldc+n]
+			x1 := s1[i:][:len(ci)]
+			for j := range ci {
+				ci[j] += a1 * x1[j]
+			}
+		}
+	}
+}

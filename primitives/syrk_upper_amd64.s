@@ -1,0 +1,123 @@
+//go:build !openblas
+
+#include "textflag.h"
+
+// func upper4AVX2(c []float64, ldc int, s []float64, lda int, n int, alpha float64)
+//
+// For 0 <= a <= j < n: c[a*ldc+j] += alpha * sum over r < 4 of
+// s[r*lda+a] * s[r*lda+j]. The caller checks the lengths and that the CPU
+// has AVX2 and FMA.
+//
+// Registers: DI the row a of c, R8 ldc in bytes, SI R10 R11 R12 the four
+// rows of s, AX the row a, DX the column j, CX n, Y15 alpha; Y0-Y3 alpha
+// times s[r][a] for the four rows, Y4 the four elements of c in work.
+TEXT ·upper4AVX2(SB), NOSPLIT, $0-80
+	MOVQ c_base+0(FP), DI
+	MOVQ ldc+24(FP), R8
+	SHLQ $3, R8
+	MOVQ s_base+32(FP), SI
+	MOVQ lda+56(FP), R9
+	SHLQ $3, R9
+	MOVQ n+64(FP), CX
+	VBROADCASTSD alpha+72(FP), Y15
+	LEAQ (SI)(R9*1), R10
+	LEAQ (R10)(R9*1), R11
+	LEAQ (R11)(R9*1), R12
+	XORQ AX, AX
+
+row:
+	CMPQ AX, CX
+	JGE  done
+	VBROADCASTSD (SI)(AX*8), Y0
+	VBROADCASTSD (R10)(AX*8), Y1
+	VBROADCASTSD (R11)(AX*8), Y2
+	VBROADCASTSD (R12)(AX*8), Y3
+	VMULPD       Y15, Y0, Y0
+	VMULPD       Y15, Y1, Y1
+	VMULPD       Y15, Y2, Y2
+	VMULPD       Y15, Y3, Y3
+	MOVQ         AX, DX
+	MOVQ         CX, BX
+	SUBQ         $4, BX  // the last j that starts a full vector
+
+vec:
+	CMPQ        DX, BX
+	JG          tail
+	VMOVUPD     (DI)(DX*8), Y4
+	VFMADD231PD (SI)(DX*8), Y0, Y4
+	VFMADD231PD (R10)(DX*8), Y1, Y4
+	VFMADD231PD (R11)(DX*8), Y2, Y4
+	VFMADD231PD (R12)(DX*8), Y3, Y4
+	VMOVUPD     Y4, (DI)(DX*8)
+	ADDQ        $4, DX
+	JMP         vec
+
+tail:
+	CMPQ        DX, CX
+	JGE         next
+	VMOVSD      (DI)(DX*8), X4
+	VFMADD231SD (SI)(DX*8), X0, X4
+	VFMADD231SD (R10)(DX*8), X1, X4
+	VFMADD231SD (R11)(DX*8), X2, X4
+	VFMADD231SD (R12)(DX*8), X3, X4
+	VMOVSD      X4, (DI)(DX*8)
+	INCQ        DX
+	JMP         tail
+
+next:
+	ADDQ R8, DI
+	INCQ AX
+	JMP  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func upper1AVX2(c []float64, ldc int, s []float64, n int, alpha float64)
+//
+// For 0 <= a <= j < n: c[a*ldc+j] += alpha * s[a] * s[j]: upper4AVX2 for
+// one row of s. Registers as there, with SI the row.
+TEXT ·upper1AVX2(SB), NOSPLIT, $0-72
+	MOVQ c_base+0(FP), DI
+	MOVQ ldc+24(FP), R8
+	SHLQ $3, R8
+	MOVQ s_base+32(FP), SI
+	MOVQ n+56(FP), CX
+	VBROADCASTSD alpha+64(FP), Y15
+	XORQ AX, AX
+
+row1:
+	CMPQ AX, CX
+	JGE  done1
+	VBROADCASTSD (SI)(AX*8), Y0
+	VMULPD       Y15, Y0, Y0
+	MOVQ         AX, DX
+	MOVQ         CX, BX
+	SUBQ         $4, BX
+
+vec1:
+	CMPQ        DX, BX
+	JG          tail1
+	VMOVUPD     (DI)(DX*8), Y4
+	VFMADD231PD (SI)(DX*8), Y0, Y4
+	VMOVUPD     Y4, (DI)(DX*8)
+	ADDQ        $4, DX
+	JMP         vec1
+
+tail1:
+	CMPQ        DX, CX
+	JGE         next1
+	VMOVSD      (DI)(DX*8), X4
+	VFMADD231SD (SI)(DX*8), X0, X4
+	VMOVSD      X4, (DI)(DX*8)
+	INCQ        DX
+	JMP         tail1
+
+next1:
+	ADDQ R8, DI
+	INCQ AX
+	JMP  row1
+
+done1:
+	VZEROUPPER
+	RET
