@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -837,6 +838,46 @@ func TestChannel(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestChannelSetTravelsWhileSetterComputes: a value Set travels while the
+// task that set it keeps the locality's only lane busy (as Cannon's
+// multiply does while its next tiles travel): the receiver gets it before
+// the setter lets go of its lane.
+func TestChannelSetTravelsWhileSetterComputes(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 2, Config{Lanes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrived atomic.Bool
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		ch, err := NewChannel(rt, "test.busy", nil)
+		if err != nil {
+			return err
+		}
+		defer ch.Close()
+		if ch.Site() == 1 {
+			v, err := ch.Get(ctx, 0, 1).Get(ctx)
+			if err != nil || len(v) != 3 || v[2] != 3 {
+				return fmt.Errorf("site 1 got %v, %v", v, err)
+			}
+			arrived.Store(true)
+			return nil
+		}
+		sent := ch.Set(ctx, 1, 1, []float64{1, 2, 3})
+		// Compute without waiting for a future: the lane stays taken.
+		deadline := time.Now().Add(10 * time.Second)
+		for !arrived.Load() {
+			if time.Now().After(deadline) {
+				return errors.New("site 0 held its only lane for 10 s and the value it set never arrived")
+			}
+		}
+		return sent.Err(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // BenchmarkAllReduceTCP measures AllReduce of one float64 and of 1 MiB on

@@ -724,6 +724,11 @@ func (ch *Channel) Close() { ch.c.Close() }
 
 // Set sends v to site under tag. The future is ready once v is on its way;
 // the caller may then reuse v.
+//
+// The send is not a task: it runs on a goroutine of its own, which waits
+// for the connection rather than for a lane, so a value travels while the
+// task that set it goes on computing (Cannon's next tiles during this
+// step's multiply) even when that task holds the locality's only lane.
 func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *Future[struct{}] {
 	c := ch.c
 	if site < 0 || site >= c.Size() {
@@ -739,13 +744,19 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 		f.set(msg, nil)
 		return MakeReady(struct{}{})
 	}
-	return Spawn(ctx, c.rt, func(wctx context.Context) (struct{}, error) {
-		r := &opRun{c: c, ctx: wctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
-		if err := r.send(0, site, v); err != nil {
-			return struct{}{}, fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err)
+	f := newFuture[struct{}](c.rt.sched)
+	go func() {
+		r := &opRun{c: c, ctx: ctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
+		var err error
+		if err = ctx.Err(); err == nil {
+			err = r.send(0, site, v)
 		}
-		return struct{}{}, nil
-	})
+		if err != nil {
+			err = fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err)
+		}
+		f.set(struct{}{}, err)
+	}()
+	return f
 }
 
 // Get returns the value site Set for this site under tag.
