@@ -1,12 +1,24 @@
-// Command cannon is the single-process baseline of the Cannon section of
-// `make bench`: one process, no runtime, multiplies two n x n matrices of
-// uniform random values with one blas64.Gemm on the whole matrices, with
-// the BLAS the primitives use in this build (primitives.Register sets it:
-// gonum's pure Go, or OpenBLAS with -tags openblas). It prints the time of
+// Command cannon holds the single-process baselines of the Cannon section
+// of `make bench`, with the BLAS the primitives use in this build
+// (primitives.Register sets it: gonum's pure Go, or OpenBLAS with -tags
+// openblas), and no runtime.
+//
+// By default one process multiplies two n x n matrices of uniform random
+// values with one blas64.Gemm on the whole matrices, and prints the time of
 // the product alone and its GFLOP/s (2n³ floating-point operations):
 //
 //	cannon -n 2048
 //	RESULT name=dgemm n=2048 seconds=1.234567 gflops=13.917
+//
+// With -grid q it runs the Dgemms of Cannon on a q x q grid without its
+// communication (tiles.go): q² processes at once, each multiplying q pairs
+// of (n/q) x (n/q) tiles of its own into a fresh tile of C, as a locality
+// of Cannon does with the tiles it receives. The time, the slowest
+// process's of a repetition and the best of -repeat, bounds what any
+// distributed product of these tiles can reach on this machine:
+//
+//	OPENBLAS_NUM_THREADS=1 cannon -n 4096 -grid 2 -repeat 3
+//	RESULT name=nocomm n=4096 procs=4 seconds=2.234567 gflops=61.505 times=...
 package main
 
 import (
@@ -26,28 +38,53 @@ import (
 func main() {
 	n := flag.Int("n", 2048, "matrix order")
 	seed := flag.Uint64("seed", 1, "seed of the matrices")
+	grid := flag.Int("grid", 0, "q > 0: Cannon's Dgemms on a q x q grid in q² processes, no communication")
+	repeat := flag.Int("repeat", 1, "with -grid: repetitions (the best is reported, every one listed)")
+	tile := flag.Bool("tile-process", false, "with -grid: be one of the q² processes (started by the command itself)")
 	flag.Parse()
-	if *n < 1 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: cannon [-n order] [-seed s]")
+	if *n < 1 || *grid < 0 || *repeat < 1 || flag.NArg() > 0 || (*grid > 0 && *n%*grid != 0) {
+		fmt.Fprintln(os.Stderr, "usage: cannon [-n order] [-seed s] [-grid q -repeat k] (n a multiple of q)")
 		os.Exit(2)
 	}
 	// The BLAS of the build, as every Tessera program gets it.
 	reg := runtime.NewRegistry()
 	primitives.Register(reg, agas.New(reg))
 
-	r := rand.New(rand.NewPCG(*seed, 1))
-	mk := func() blas64.General {
-		m := blas64.General{Rows: *n, Cols: *n, Stride: *n, Data: make([]float64, *n**n)}
-		for i := range m.Data {
-			m.Data[i] = r.Float64()
-		}
-		return m
+	var err error
+	switch {
+	case *tile:
+		err = tileProcess(*n / *grid, *grid, *seed, os.Stdin, os.Stdout)
+	case *grid > 0:
+		err = noComm(*n, *grid, *repeat, *seed)
+	default:
+		oneDgemm(*n, *seed)
 	}
-	a, b := mk(), mk()
-	c := blas64.General{Rows: *n, Cols: *n, Stride: *n, Data: make([]float64, *n**n)}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannon:", err)
+		os.Exit(1)
+	}
+}
+
+// randomMatrix returns an r x c matrix of uniform random values.
+func randomMatrix(rng *rand.Rand, r, c int) blas64.General {
+	m := blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+	for i := range m.Data {
+		m.Data[i] = rng.Float64()
+	}
+	return m
+}
+
+// oneDgemm times one n x n product in this process.
+func oneDgemm(n int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	a, b := randomMatrix(rng, n, n), randomMatrix(rng, n, n)
+	c := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
 	start := time.Now()
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c)
 	s := time.Since(start).Seconds()
-	fmt.Printf("dgemm: %d x %d product in one process (BLAS %s): %.4f s\n", *n, *n, primitives.BLAS(), s)
-	fmt.Printf("RESULT name=dgemm n=%d seconds=%.6f gflops=%.3f\n", *n, s, 2*float64(*n)*float64(*n)*float64(*n)/s/1e9)
+	fmt.Printf("dgemm: %d x %d product in one process (BLAS %s): %.4f s\n", n, n, primitives.BLAS(), s)
+	fmt.Printf("RESULT name=dgemm n=%d seconds=%.6f gflops=%.3f\n", n, s, gflops(n, s))
 }
+
+// gflops is the rate of an n x n product of s seconds.
+func gflops(n int, s float64) float64 { return 2 * float64(n) * float64(n) * float64(n) / s / 1e9 }

@@ -14,7 +14,9 @@
 # statistic: each repetition runs one Tessera job and one Dask process of
 # CANNON_WARM products each, alternating which goes first, and the ratio is
 # the median over the repetitions of (Tessera's best of its job / Dask's
-# best of its process).
+# best of its process). Each repetition also runs Cannon's Dgemms in 4
+# processes without communication (bench/cannon -grid 2), the bound of
+# any distributed product of these tiles here, against both.
 #
 # Environment: CANNON_SIZES ("2048 4096"); CANNON_SLOW_REPS (1): the
 # repetitions of the pure-Go build at sizes above 2048, which take a
@@ -72,6 +74,14 @@ dask() {
 	OPENBLAS_NUM_THREADS=1 timeout 900 "$PY" bench/cannon_dask.py -n "$1" --repeat "$2" >"$tmp/result"
 	sed -n 's/^RESULT //p' "$tmp/result" >&2
 	field dask seconds <"$tmp/result"
+}
+# nocomm N K: the seconds of the best of K repetitions of Cannon's Dgemms
+# on 4 processes without communication (bench/cannon -grid 2, the openblas
+# build, OpenBLAS single-threaded as in the localities).
+nocomm() {
+	OPENBLAS_NUM_THREADS=1 timeout 900 "$tmp/dgemm-openblas" -n "$1" -grid 2 -repeat "$2" >"$tmp/result"
+	sed -n 's/^nocomm: //p' "$tmp/result" >&2
+	field nocomm seconds <"$tmp/result"
 }
 # all_times NAME: every product's seconds in $tmp/result, one per line.
 all_times() { field "$1" times <"$tmp/result" | tr ',' '\n'; }
@@ -133,13 +143,15 @@ fi
 if [ -z "$dask_skip" ]; then
 	for n in $SIZES; do
 		for ((r = 1; r <= REPS; r++)); do
-			order="tessera dask"
-			[ $((r % 2)) = 1 ] || order="dask tessera"
+			order="tessera nocomm dask"
+			[ $((r % 2)) = 1 ] || order="dask nocomm tessera"
 			say "cannon against dask, n=$n, repetition $r of $REPS ($order)"
 			for side in $order; do
 				if [ "$side" = tessera ]; then
 					tessera_cannon openblas 4 "$n" "$WARM" >>"$tmp/wt_$n"
 					all_times cannon >>"$tmp/wtall_$n"
+				elif [ "$side" = nocomm ]; then
+					nocomm "$n" "$WARM" >>"$tmp/wn_$n"
 				else
 					dask "$n" "$WARM" >>"$tmp/wd_$n"
 					all_times dask >>"$tmp/wdall_$n"
@@ -180,8 +192,9 @@ if [ -z "$dask_skip" ]; then
 		t=$(median <"$tmp/wt_$n") d=$(median <"$tmp/wd_$n")
 		r=$(ratios "$tmp/wt_$n" "$tmp/wd_$n" | median)
 		ratios "$tmp/wt_$n" "$tmp/wd_$n" >"$tmp/wr_$n"
+		nb=$(ratios "$tmp/wn_$n" "$tmp/wd_$n" | median) nt=$(ratios "$tmp/wt_$n" "$tmp/wn_$n" | median)
 		rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask, both warm (best of $WARM products per job, median of $REPS jobs) | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks) | $(fmt "$r" %.2f) | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
-		dask_rows+="| $n | $(list "$tmp/wt_$n" %.3f) | $(list "$tmp/wd_$n" %.3f) | $(list "$tmp/wr_$n" %.2f) | **$(fmt "$r" %.2f)** | $(fmt "$(median <"$tmp/wtall_$n")" %.3f) s against $(fmt "$(median <"$tmp/wdall_$n")" %.3f) s |"$'\n'
+		dask_rows+="| $n | $(list "$tmp/wt_$n" %.3f) | $(list "$tmp/wd_$n" %.3f) | $(list "$tmp/wr_$n" %.2f) | **$(fmt "$r" %.2f)** | $(fmt "$(median <"$tmp/wtall_$n")" %.3f) s against $(fmt "$(median <"$tmp/wdall_$n")" %.3f) s | $(list "$tmp/wn_$n" %.3f) | $(fmt "$nb" %.2f) | $(fmt "$nt" %.2f) |"$'\n'
 	done
 fi
 printf '%s' "$rows" >>"$SUMMARY"
@@ -229,7 +242,19 @@ products each, Tessera first in odd repetitions and Dask first in even
 ones. A side's figure of a repetition is the best of its $WARM products;
 the ratio is the median over the $REPS repetitions of Tessera's best over
 Dask's (the Tessera and Dask columns of the summary are the medians of
-those bests). The last column has the median of all $((REPS * WARM)) products
+those bests). The sixth column has the median of all $((REPS * WARM)) products
 of each side.
-$(if [ -n "$dask_skip" ]; then printf '\nskipped: %s.\n' "$dask_skip"; else printf '\n| n | Tessera, 4 localities: best of %s per job | Dask A@B: best of %s per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask |\n|---|---|---|---|---|---|\n%s' "$WARM" "$WARM" "$dask_rows"; fi)
+
+Between the two, each repetition also runs Cannon's Dgemms without
+Cannon's communication (\`OPENBLAS_NUM_THREADS=1 cannon -n SIZE -grid 2
+-repeat $WARM\`, bench/cannon, the openblas build): 4 processes at once,
+each multiplying 2 pairs of tiles of its own into a fresh tile of C, as a
+locality does with the tiles it receives; a run's time is its slowest
+process's. No distributed product of these tiles on this machine can be
+faster: the last two columns place Dask and Tessera against it (medians
+of the per-repetition ratios). Dask shares one address space and moves no
+tile; Tessera's localities are processes that move 8 tiles of (SIZE/2)²
+doubles over TCP (256 MiB at 4096), read and written twice each, while
+they compute.
+$(if [ -n "$dask_skip" ]; then printf '\nskipped: %s.\n' "$dask_skip"; else printf '\n| n | Tessera, 4 localities: best of %s per job | Dask A@B: best of %s per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask | No communication: best of %s per run | No communication / Dask | Tessera / no communication |\n|---|---|---|---|---|---|---|---|---|\n%s' "$WARM" "$WARM" "$WARM" "$dask_rows"; fi)
 EOF
