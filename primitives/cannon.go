@@ -43,6 +43,18 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 	// The initial skew: A(i, j) goes to (i, j-i), B(i, j) to (i-j, j); A(i,
 	// i+j) comes from (i, i+j), B(i+j, j) from (i+j, j).
 	sk := e.shift(ctx, ch, 0, &curA, &curB, at(i, j-i), at(i-j, j), at(i, j+i), at(i+j, j), i%q == 0, j%q == 0)
+	// A locality on the diagonal holds both tiles of one of its products,
+	// A(i, i) and B(i, i), the product of step (q-i) mod q, when its own
+	// tiles come back: it multiplies them while the skew travels instead of
+	// waiting for it, and skips that step. (Locality 0's is step 0, which
+	// needs no skew.)
+	first, early := true, -1
+	if i == j && i != 0 {
+		early = q - i
+		kw := p.ga.cols[i].Len()
+		gemm(general(mi, kw, kw, ownA.data), general(kw, nj, nj, ownB.data), c, first)
+		first = false
+	}
 	if err := sk.wait(ctx, &curA, &curB, ownA, ownB); err != nil {
 		return e.wrap(op, err)
 	}
@@ -59,7 +71,10 @@ func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []
 			return e.errorf(op, "step %d of Cannon on a %dx%d grid: got a tile of %s of %d elements and a tile of %s of %d elements, want %dx%d and %dx%d",
 				s, q, q, p.x.Name(), len(curA.data), p.y.Name(), len(curB.data), mi, kw, kw, nj)
 		}
-		gemm(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c, s == 0)
+		if s != early {
+			gemm(general(mi, kw, kw, curA.data), general(kw, nj, nj, curB.data), c, first)
+			first = false
+		}
 		if next != nil {
 			if err := next.wait(ctx, &curA, &curB, ownA, ownB); err != nil {
 				return e.wrap(op, err)
