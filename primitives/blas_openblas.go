@@ -26,9 +26,10 @@ func BLAS() string {
 	return "OpenBLAS (" + C.GoString(C.openblas_get_config()) + ") through gonum.org/v1/netlib"
 }
 
-// useBLAS makes gonum's blas64 and lapack64 use OpenBLAS; Register calls
-// it, once per program before the runtime starts, so it is set before any
-// task multiplies. It also makes OpenBLAS single-threaded unless the
+// useBLAS makes gonum's blas64 and lapack64 use OpenBLAS and LAPACKE, the
+// latter with the primitives' Dpotrf for small upper triangles
+// (smallLAPACK); Register calls it, once per program before the runtime
+// starts, so it is set before any task multiplies. It also makes OpenBLAS single-threaded unless the
 // environment sets OPENBLAS_NUM_THREADS: a locality already runs its tasks
 // on every core (runtime.Config.Lanes), and several localities may share a
 // host, so threads of OpenBLAS's own would oversubscribe the cores.
@@ -37,7 +38,7 @@ func useBLAS() {
 		return // an earlier Register in this process set both
 	}
 	blas64.Use(netlib.Implementation{})
-	lapack64.Use(lapacknetlib.Implementation{})
+	lapack64.Use(smallLAPACK{lapacknetlib.Implementation{}})
 	if os.Getenv("OPENBLAS_NUM_THREADS") == "" {
 		C.openblas_set_num_threads(1)
 	}

@@ -8,9 +8,13 @@ import (
 
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/netlib/blas/netlib"
+
+	lapacknetlib "gonum.org/v1/netlib/lapack/netlib"
 )
 
 // TestRegisterUsesOpenBLAS: after Register, gonum's blas64 is OpenBLAS,
@@ -40,3 +44,8 @@ func TestRegisterUsesOpenBLAS(t *testing.T) {
 		}
 	}
 }
+
+// baseBLAS and baseLAPACK are this build's BLAS and LAPACK without the
+// primitives' small routines: OpenBLAS and LAPACKE through netlib.
+func baseBLAS() blas.Float64     { return netlib.Implementation{} }
+func baseLAPACK() lapack.Float64 { return lapacknetlib.Implementation{} }

@@ -1,5 +1,3 @@
-//go:build !openblas
-
 #include "textflag.h"
 
 // func upper4AVX2(c []float64, ldc int, s []float64, lda int, n int, alpha float64)

@@ -1,20 +1,19 @@
-//go:build !openblas
+package linalg
 
-package primitives
-
-// maxSyrkUpper is the largest order of C that syrkUpper takes: beyond it
+// MaxOrder is the largest order of C that SyrkUpper and PotrfUpper take:
+// beyond it
 // C's rows no longer stay in cache across a pass of four rows of A, and
 // gonum's blocked Dsyrk does better.
-const maxSyrkUpper = 256
+const MaxOrder = 256
 
-// syrkUpper adds alpha·AᵀA to the upper triangle of the n x n row-major
+// SyrkUpper adds alpha·AᵀA to the upper triangle of the n x n row-major
 // matrix c (stride ldc), A being the k x n row-major matrix a (stride
 // lda): the rank-k update of small Gram matrices, such as each row's
 // normal equations in ALS (k around 50, n 40). It takes A four rows at a
 // time, so each pass over a row of C's triangle does four multiply-adds per
-// element it loads and stores; with fma, in AVX2 and FMA instructions
-// (syrk_upper_amd64.s), otherwise in Go. The caller checks the shapes.
-func syrkUpper(n, k int, alpha float64, a []float64, lda int, c []float64, ldc int, fma bool) {
+// element it loads and stores; with fma (HaveFMA), in AVX2 and FMA instructions
+// (syrk_amd64.s), otherwise in Go. The caller checks the shapes.
+func SyrkUpper(n, k int, alpha float64, a []float64, lda int, c []float64, ldc int, fma bool) {
 	r := 0
 	for ; r+4 <= k; r += 4 {
 		if fma {

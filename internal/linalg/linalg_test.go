@@ -1,0 +1,115 @@
+package linalg
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
+)
+
+// kernels are the kernels this CPU runs: Go's always, AVX2 and FMA where
+// HaveFMA says so.
+func kernels(t testing.TB) []bool {
+	if !HaveFMA() {
+		t.Log("this CPU has no AVX2 and FMA: only the Go kernel is tested")
+		return []bool{false}
+	}
+	return []bool{false, true}
+}
+
+// random returns n uniform values in [-1, 1).
+func random(rng *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.Float64()*2 - 1
+	}
+	return v
+}
+
+// TestSyrkUpperMatchesGonum: both kernels give gonum's Dsyrk on every
+// element of C (the lower triangle and the padding untouched), for orders,
+// ranks and strides around the unrolling by four rows and four columns.
+func TestSyrkUpperMatchesGonum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, fma := range kernels(t) {
+		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 40, 41, 64, MaxOrder} {
+			for _, k := range []int{1, 3, 4, 5, 8, 13, 48} {
+				for _, pad := range []int{0, 3} {
+					lda, ldc, alpha := n+pad, n+pad, -0.75
+					a, c := random(rng, k*lda), random(rng, n*ldc)
+					want := append([]float64(nil), c...)
+					gonum.Implementation{}.Dsyrk(blas.Upper, blas.Trans, n, k, alpha, a, lda, 1, want, ldc)
+					SyrkUpper(n, k, alpha, a, lda, c, ldc, fma)
+					for i := range c {
+						if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+							t.Fatalf("fma=%v n=%d k=%d lda=%d: C[%d, %d] = %v, gonum's Dsyrk gives %v", fma, n, k, lda, i/ldc, i%ldc, c[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPotrfUpperMatchesGonum: both kernels' factorisations are gonum's
+// Dpotrf's, and a matrix that is not positive definite is refused.
+func TestPotrfUpperMatchesGonum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, fma := range kernels(t) {
+		for _, n := range []int{1, 2, 3, 4, 5, 8, 13, 40, 41, 64} {
+			lda := n + 2
+			// G Gᵀ + 0.1 I, positive definite.
+			g := random(rng, n*n)
+			a := make([]float64, n*lda)
+			for i := range n {
+				for j := range n {
+					for k := range n {
+						a[i*lda+j] += g[i*n+k] * g[j*n+k]
+					}
+				}
+				a[i*lda+i] += 0.1
+			}
+			want := append([]float64(nil), a...)
+			if !(gonumlapack.Implementation{}).Dpotrf(blas.Upper, n, want, lda) {
+				t.Fatalf("n=%d: gonum finds the test matrix not positive definite", n)
+			}
+			notPD := append([]float64(nil), a...)
+			if !PotrfUpper(n, a, lda, fma) {
+				t.Fatalf("fma=%v n=%d: PotrfUpper finds the matrix not positive definite", fma, n)
+			}
+			for i := range a {
+				if math.Abs(a[i]-want[i]) > 1e-10*(1+math.Abs(want[i])) {
+					t.Fatalf("fma=%v n=%d: A[%d, %d] = %v, gonum's Dpotrf gives %v", fma, n, i/lda, i%lda, a[i], want[i])
+				}
+			}
+			notPD[(n-1)*lda+n-1] = -1
+			if PotrfUpper(n, notPD, lda, fma) {
+				t.Errorf("fma=%v n=%d: a negative last diagonal element was taken for positive definite", fma, n)
+			}
+		}
+	}
+}
+
+// BenchmarkSyrkUpper: the update of one row's normal equations in ALS (40
+// factors, 48 rated items) by each kernel and by gonum's Dsyrk.
+func BenchmarkSyrkUpper(b *testing.B) {
+	const n, k = 40, 48
+	rng := rand.New(rand.NewPCG(5, 6))
+	a, c := random(rng, k*n), random(rng, n*n)
+	for _, fma := range kernels(b) {
+		b.Run(fmt.Sprintf("fma=%v", fma), func(b *testing.B) {
+			for b.Loop() {
+				SyrkUpper(n, k, 1, a, n, c, n, fma)
+			}
+		})
+	}
+	b.Run("gonum", func(b *testing.B) {
+		for b.Loop() {
+			gonum.Implementation{}.Dsyrk(blas.Upper, blas.Trans, n, k, 1, a, n, 1, c, n)
+		}
+	})
+}
