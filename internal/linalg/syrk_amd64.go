@@ -11,8 +11,3 @@ func HaveFMA() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA }
 //
 //go:noescape
 func upper4AVX2(c []float64, ldc int, s []float64, lda int, n int, alpha float64)
-
-// upper1AVX2 is upper4AVX2 for one row s (syrk_amd64.s).
-//
-//go:noescape
-func upper1AVX2(c []float64, ldc int, s []float64, n int, alpha float64)

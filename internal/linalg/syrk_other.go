@@ -10,8 +10,3 @@ func HaveFMA() bool { return false }
 func upper4AVX2(c []float64, ldc int, s []float64, lda int, n int, alpha float64) {
 	panic("linalg: upper4AVX2 called without amd64")
 }
-
-// upper1AVX2 exists on amd64 only; SyrkUpper does not call it here.
-func upper1AVX2(c []float64, ldc int, s []float64, n int, alpha float64) {
-	panic("linalg: upper1AVX2 called without amd64")
-}
