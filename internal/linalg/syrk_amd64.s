@@ -1,5 +1,21 @@
 #include "textflag.h"
 
+// tailmask: for t = 1, 2, 3 at byte 32t, the AVX2 mask of the first t of
+// four lanes (the sign bit of each quadword selects it).
+DATA tailmask<>+32(SB)/8, $-1
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+DATA tailmask<>+64(SB)/8, $-1
+DATA tailmask<>+72(SB)/8, $-1
+DATA tailmask<>+80(SB)/8, $0
+DATA tailmask<>+88(SB)/8, $0
+DATA tailmask<>+96(SB)/8, $-1
+DATA tailmask<>+104(SB)/8, $-1
+DATA tailmask<>+112(SB)/8, $-1
+DATA tailmask<>+120(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $128
+
 // func upper4AVX2(c []float64, ldc int, s []float64, lda int, n int, alpha float64)
 //
 // For 0 <= a <= j < n: c[a*ldc+j] += alpha * sum over r < 4 of
@@ -8,7 +24,9 @@
 //
 // Registers: DI the row a of c, R8 ldc in bytes, SI R10 R11 R12 the four
 // rows of s, AX the row a, DX the column j, CX n, Y15 alpha; Y0-Y3 alpha
-// times s[r][a] for the four rows, Y4 the four elements of c in work.
+// times s[r][a] for the four rows, Y4 the four elements of c in work, Y5
+// the mask of a row's last 1 to 3 elements (tailmask, 32 bytes for each
+// count of lanes).
 TEXT ·upper4AVX2(SB), NOSPLIT, $0-80
 	MOVQ c_base+0(FP), DI
 	MOVQ ldc+24(FP), R8
@@ -51,16 +69,24 @@ vec:
 	JMP         vec
 
 tail:
-	CMPQ        DX, CX
-	JGE         next
-	VMOVSD      (DI)(DX*8), X4
-	VFMADD231SD (SI)(DX*8), X0, X4
-	VFMADD231SD (R10)(DX*8), X1, X4
-	VFMADD231SD (R11)(DX*8), X2, X4
-	VFMADD231SD (R12)(DX*8), X3, X4
-	VMOVSD      X4, (DI)(DX*8)
-	INCQ        DX
-	JMP         tail
+	// The last 1 to 3 elements of the row, if any, in one masked vector:
+	// masked-off lanes are neither read nor written.
+	MOVQ        CX, R13
+	SUBQ        DX, R13
+	JLE         next
+	SHLQ        $5, R13
+	LEAQ        tailmask<>(SB), R14
+	VMOVDQU     (R14)(R13*1), Y5
+	VMASKMOVPD  (DI)(DX*8), Y5, Y4
+	VMASKMOVPD  (SI)(DX*8), Y5, Y6
+	VFMADD231PD Y6, Y0, Y4
+	VMASKMOVPD  (R10)(DX*8), Y5, Y6
+	VFMADD231PD Y6, Y1, Y4
+	VMASKMOVPD  (R11)(DX*8), Y5, Y6
+	VFMADD231PD Y6, Y2, Y4
+	VMASKMOVPD  (R12)(DX*8), Y5, Y6
+	VFMADD231PD Y6, Y3, Y4
+	VMASKMOVPD  Y4, Y5, (DI)(DX*8)
 
 next:
 	ADDQ R8, DI
