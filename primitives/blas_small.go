@@ -11,8 +11,8 @@ import (
 // order up to linalg.MaxOrder: linalg.SyrkUpper, in AVX2 and FMA
 // instructions where the CPU has them. These are the small Gram matrices
 // that ALS forms for every row (order 40, k around 50), where gonum's
-// Dsyrk is 3.4 times slower (BenchmarkSyrkUpper). The openblas build keeps
-// OpenBLAS's Dsyrk, which is 1.2 times faster than this one there. Every
+// Dsyrk takes about 4 times as long (BenchmarkSyrkUpper). The openblas build keeps
+// OpenBLAS's Dsyrk, about 1.15 times faster than this one there. Every
 // other call, and every call with arguments the BLAS would refuse, goes to
 // the BLAS, which panics with its own message for the latter.
 type smallBLAS struct{ blas.Float64 }
@@ -51,7 +51,7 @@ func (b smallBLAS) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64
 // orders works down the columns of the row-major matrix with strided dot
 // products, and LAPACKE's row-major Dpotrf transposes the matrix for
 // LAPACK and back: at order 40, the one ALS factorises per row, they take
-// 1.2 and 2.2 times as long (BenchmarkSmallDpotrf). Every other call goes
+// 1.25 and 2.3 times as long (BenchmarkSmallDpotrf). Every other call goes
 // to the LAPACK.
 type smallLAPACK struct{ lapack.Float64 }
 
