@@ -3,6 +3,7 @@
 package primitives
 
 import (
+	"github.com/tessera-amt/tessera/internal/linalg"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -12,18 +13,23 @@ import (
 
 // BLAS names the BLAS and LAPACK behind the primitives' local numerics
 // (gonum's blas64 and lapack64): in this build gonum's own pure-Go
-// implementations, which use every core for a large Dgemm, with the
-// primitives' Dsyrk and Dpotrf for small upper triangles (smallBLAS,
-// smallLAPACK). A build with -tags openblas uses OpenBLAS instead.
-func BLAS() string { return "gonum (pure Go)" }
+// implementations with the primitives' Dgemm and Dsyrk (pureBLAS) and
+// Dpotrf (smallLAPACK), whose kernels are AVX2 and FMA assembly where the
+// CPU has both. A build with -tags openblas uses OpenBLAS instead.
+func BLAS() string {
+	if linalg.HaveFMA() {
+		return "gonum (pure Go) with Tessera's AVX2 Dgemm and Dsyrk"
+	}
+	return "gonum (pure Go)"
+}
 
 // useBLAS sets the BLAS of the build for gonum's blas64 and lapack64;
 // Register calls it, once per program before the runtime starts. Here
-// they are gonum's pure-Go BLAS and LAPACK with smallBLAS's Dsyrk and
-// smallLAPACK's Dpotrf.
+// they are gonum's pure-Go BLAS and LAPACK with pureBLAS's Dgemm and Dsyrk
+// and smallLAPACK's Dpotrf.
 func useBLAS() {
-	if _, ok := blas64.Implementation().(smallBLAS); !ok {
-		blas64.Use(smallBLAS{gonum.Implementation{}})
+	if _, ok := blas64.Implementation().(pureBLAS); !ok {
+		blas64.Use(pureBLAS{gonum.Implementation{}})
 		lapack64.Use(smallLAPACK{gonumlapack.Implementation{}})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/internal/linalg"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -21,11 +22,15 @@ import (
 func TestRegisterUsesPureBLAS(t *testing.T) {
 	reg := runtime.NewRegistry()
 	Register(reg, agas.New(reg))
-	if b, ok := blas64.Implementation().(smallBLAS); !ok || b.Float64 != (gonum.Implementation{}) {
-		t.Fatalf("blas64 implementation after Register is %#v, want gonum.Implementation in smallBLAS", blas64.Implementation())
+	if b, ok := blas64.Implementation().(pureBLAS); !ok || b.Float64 != (gonum.Implementation{}) {
+		t.Fatalf("blas64 implementation after Register is %#v, want gonum.Implementation in pureBLAS", blas64.Implementation())
 	}
-	if b := BLAS(); b != "gonum (pure Go)" {
-		t.Errorf("BLAS() = %q, want %q", b, "gonum (pure Go)")
+	want := "gonum (pure Go)"
+	if linalg.HaveFMA() {
+		want = "gonum (pure Go) with Tessera's AVX2 Dgemm and Dsyrk"
+	}
+	if b := BLAS(); b != want {
+		t.Errorf("BLAS() = %q, want %q", b, want)
 	}
 }
 

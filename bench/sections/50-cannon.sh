@@ -8,7 +8,7 @@
 # when OpenBLAS is installed (as root the section installs libopenblas-dev
 # and liblapacke-dev). Tessera's localities run OpenBLAS single-threaded
 # (primitives.Register); the openblas baseline is the faster of 1 and
-# nproc OpenBLAS threads (pure-Go gonum's Dgemm uses every core by itself).
+# nproc OpenBLAS threads (the pure build's Dgemm uses every core by itself).
 # Then, with the openblas build, Cannon on 4 localities against Dask's A@B
 # in 2 x 2 chunks (bench/cannon_dask.py), both warm and with the same
 # statistic: each repetition runs one Tessera job and one Dask process of
@@ -18,16 +18,12 @@
 # processes without communication (bench/cannon -grid 2), the bound of
 # any distributed product of these tiles here, against both.
 #
-# Environment: CANNON_SIZES ("2048 4096"); CANNON_SLOW_REPS (1): the
-# repetitions of the pure-Go build at sizes above 2048, which take a
-# minute or more each on a 2-core machine and run on 4 localities only
-# (REPS repetitions on 4, 2 and 1 localities elsewhere); CANNON_WARM (3):
-# the products of each job and process of the comparison with Dask.
+# Environment: CANNON_SIZES ("2048 4096"); CANNON_WARM (3): the products
+# of each job and process of the comparison with Dask.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 SIZES=${CANNON_SIZES:-2048 4096}
-SLOW_REPS=${CANNON_SLOW_REPS:-1}
 WARM=${CANNON_WARM:-3}
 LOCS=(4 2 1)
 threads=$(nproc)
@@ -107,17 +103,12 @@ single() {
 	awk -v a="$t1" -v b="$tn" 'BEGIN { print (a < b) ? a : b }'
 }
 
-# slow BUILD N: the pure-Go build above 2048, run on 4 localities only.
-slow() { [ "$1" = pure ] && [ "$2" -gt 2048 ]; }
-
 for b in "${builds[@]}"; do
 	for n in $SIZES; do
-		reps=$REPS locs=("${LOCS[@]}")
-		if slow "$b" "$n"; then reps=$SLOW_REPS locs=(4); fi
-		for ((r = 1; r <= reps; r++)); do
-			say "cannon $b n=$n repetition $r of $reps"
+		for ((r = 1; r <= REPS; r++)); do
+			say "cannon $b n=$n repetition $r of $REPS"
 			single "$b" "$n" >>"$tmp/s_${b}_$n"
-			for p in "${locs[@]}"; do
+			for p in "${LOCS[@]}"; do
 				tessera_cannon "$b" "$p" "$n" >>"$tmp/t_${b}_${n}_$p"
 			done
 		done
@@ -217,8 +208,9 @@ machine. GFLOP/s count 2n³ operations.
 Tessera's localities call OpenBLAS single-threaded (each locality already
 runs its tasks on every core). The openblas baseline is the faster of one
 process with 1 and with $threads OpenBLAS threads, in each repetition (on a
-busy machine the threaded one can be the slower). Pure-Go gonum
-parallelizes a large Dgemm over the cores by itself, in both.
+busy machine the threaded one can be the slower). The pure build's Dgemm
+(gonum's BLAS with the primitives' own Dgemm, internal/linalg) spreads a
+large product over the cores by itself, in both.
 $([ -z "$openblas_note" ] || printf '\n**%s**\n' "$openblas_note")
 
 | Build | n | Run | Seconds per repetition | Median | GFLOP/s | Efficiency |
@@ -228,9 +220,7 @@ This machine has $threads cores: 4 localities share them, so the 4-locality
 figures measure what the algorithm costs on top of the machine's Dgemm —
 its skew and shifts and the per-locality tiles — not a speed-up, which
 needs 4 cores or nodes. On 1 locality the openblas build calls one
-single-threaded Dgemm on the whole matrices. The pure-Go build
-runs sizes above 2048 on 4 localities only, ${SLOW_REPS} time(s) (CANNON_SLOW_REPS),
-as each product takes a minute or more.
+single-threaded Dgemm on the whole matrices.
 
 Against Dask (\`bench/cannon_dask.py\`: \`(A @ B).persist()\` of two dask
 arrays in 2 x 2 chunks on the threaded scheduler, $threads workers,

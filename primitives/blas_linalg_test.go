@@ -54,7 +54,7 @@ func (sc syrkCase) check(t *testing.T, name string, got func(c []float64)) {
 	}
 }
 
-// TestSmallDsyrkMatchesGonum: smallBLAS's Dsyrk gives gonum's result on
+// TestSmallDsyrkMatchesGonum: pureBLAS's Dsyrk gives gonum's result on
 // every element of C (the other triangle and the padding untouched) for
 // orders, ranks, strides and scalars around the kernel's unrolling.
 func TestSmallDsyrkMatchesGonum(t *testing.T) {
@@ -64,8 +64,8 @@ func TestSmallDsyrkMatchesGonum(t *testing.T) {
 			for _, pad := range []int{0, 3} {
 				for _, scal := range [][2]float64{{1, 1}, {0.5, 0}, {-2, 0.25}, {0, 3}} {
 					sc := newSyrkCase(rng, blas.Upper, blas.Trans, n, k, pad, pad, scal[0], scal[1])
-					sc.check(t, "smallBLAS.Dsyrk", func(c []float64) {
-						smallBLAS{gonum.Implementation{}}.Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
+					sc.check(t, "pureBLAS.Dsyrk", func(c []float64) {
+						pureBLAS{gonum.Implementation{}}.Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
 					})
 				}
 			}
@@ -83,8 +83,8 @@ func TestSmallDsyrkOtherCallsGoToGonum(t *testing.T) {
 		newSyrkCase(rng, blas.Upper, blas.NoTrans, 40, 9, 2, 0, 1, 0.5),
 		newSyrkCase(rng, blas.Upper, blas.Trans, linalg.MaxOrder+1, 5, 0, 0, 1, 1),
 	} {
-		sc.check(t, "smallBLAS.Dsyrk", func(c []float64) {
-			smallBLAS{gonum.Implementation{}}.Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
+		sc.check(t, "pureBLAS.Dsyrk", func(c []float64) {
+			pureBLAS{gonum.Implementation{}}.Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
 		})
 	}
 	defer func() {
@@ -92,22 +92,22 @@ func TestSmallDsyrkOtherCallsGoToGonum(t *testing.T) {
 			t.Fatal("Dsyrk with lda < n did not panic")
 		}
 	}()
-	smallBLAS{gonum.Implementation{}}.Dsyrk(blas.Upper, blas.Trans, 4, 2, 1, make([]float64, 8), 3, 1, make([]float64, 16), 4)
+	pureBLAS{gonum.Implementation{}}.Dsyrk(blas.Upper, blas.Trans, 4, 2, 1, make([]float64, 8), 3, 1, make([]float64, 16), 4)
 }
 
 // BenchmarkSyrkUpper: the update of one row's normal equations in ALS
-// (40 factors, 48 rated items): smallBLAS and this build's
+// (40 factors, 48 rated items): pureBLAS and this build's
 // BLAS (gonum's, or OpenBLAS with -tags openblas).
 func BenchmarkSyrkUpper(b *testing.B) {
 	const n, k = 40, 48
 	rng := rand.New(rand.NewPCG(5, 6))
 	sc := newSyrkCase(rng, blas.Upper, blas.Trans, n, k, 0, 0, 1, 1)
-	small := smallBLAS{baseBLAS()}
+	small := pureBLAS{baseBLAS()}
 	for _, impl := range []struct {
 		name string
 		syrk func(c []float64)
 	}{
-		{"smallBLAS", func(c []float64) { small.Dsyrk(blas.Upper, blas.Trans, n, k, 1, sc.a, n, 1, c, n) }},
+		{"pureBLAS", func(c []float64) { small.Dsyrk(blas.Upper, blas.Trans, n, k, 1, sc.a, n, 1, c, n) }},
 		{"build", func(c []float64) { baseBLAS().Dsyrk(blas.Upper, blas.Trans, n, k, 1, sc.a, n, 1, c, n) }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
@@ -200,5 +200,50 @@ func BenchmarkSmallDpotrf(b *testing.B) {
 				impl.potrf(blas.Upper, n, w, n)
 			}
 		})
+	}
+}
+
+// TestSmallDgemmMatchesGonum: pureBLAS's Dgemm gives gonum's result,
+// through linalg.Gemm (A and B not transposed) and through gonum (the
+// transposed and the tiny products), for betas that keep, scale and
+// overwrite C and an alpha of 0.
+func TestSmallDgemmMatchesGonum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, cs := range []struct {
+		tA, tB      blas.Transpose
+		m, n, k     int
+		alpha, beta float64
+	}{
+		{blas.NoTrans, blas.NoTrans, 37, 29, 70, 1.5, 1},
+		{blas.NoTrans, blas.NoTrans, 256, 100, 30, 1, 0},
+		{blas.NoTrans, blas.NoTrans, 70, 70, 70, -1, 0.5},
+		{blas.NoTrans, blas.NoTrans, 20, 20, 20, 0, 2},
+		{blas.NoTrans, blas.NoTrans, 3, 3, 3, 1, 1},
+		{blas.Trans, blas.NoTrans, 20, 30, 40, 1, 1},
+		{blas.NoTrans, blas.Trans, 20, 30, 40, 1, 0},
+	} {
+		ra, ca := cs.m, cs.k
+		if cs.tA == blas.Trans {
+			ra, ca = cs.k, cs.m
+		}
+		rb, cb := cs.k, cs.n
+		if cs.tB == blas.Trans {
+			rb, cb = cs.n, cs.k
+		}
+		a, bm := make([]float64, ra*ca), make([]float64, rb*cb)
+		c := make([]float64, cs.m*cs.n)
+		for _, v := range [][]float64{a, bm, c} {
+			for i := range v {
+				v[i] = rng.Float64()*2 - 1
+			}
+		}
+		want := append([]float64(nil), c...)
+		gonum.Implementation{}.Dgemm(cs.tA, cs.tB, cs.m, cs.n, cs.k, cs.alpha, a, ca, bm, cb, cs.beta, want, cs.n)
+		pureBLAS{gonum.Implementation{}}.Dgemm(cs.tA, cs.tB, cs.m, cs.n, cs.k, cs.alpha, a, ca, bm, cb, cs.beta, c, cs.n)
+		for i := range c {
+			if math.Abs(c[i]-want[i]) > 1e-12*float64(cs.k)*(1+math.Abs(want[i])) {
+				t.Fatalf("%+v: C[%d] = %v, gonum's Dgemm gives %v", cs, i, c[i], want[i])
+			}
+		}
 	}
 }

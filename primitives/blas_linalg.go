@@ -1,0 +1,113 @@
+package primitives
+
+import (
+	goruntime "runtime"
+
+	"github.com/tessera-amt/tessera/internal/linalg"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack"
+)
+
+// pureBLAS is the BLAS of the build without -tags openblas: gonum's
+// pure-Go BLAS with the primitives' own Dsyrk and Dgemm from
+// internal/linalg, in AVX2 and FMA instructions where the CPU has them.
+// Dsyrk of AᵀA into an upper triangle of order up to linalg.MaxOrder is
+// linalg.SyrkUpper: the small Gram matrices that ALS forms for every row
+// (order 40, k around 50), where gonum's Dsyrk takes about 4 times as long
+// (BenchmarkSyrkUpper; the openblas build keeps OpenBLAS's, about 1.15
+// times faster than this one). Dgemm is below. Every other call, and every
+// call with arguments the BLAS would refuse, goes to gonum, which panics
+// with its own message for the latter.
+type pureBLAS struct{ blas.Float64 }
+
+// Dsyrk sets C = alpha·AᵀA + beta·C (t Trans) or alpha·AAᵀ + beta·C (t
+// NoTrans) on the triangle ul of the n x n matrix C, A being k x n (t
+// Trans) or n x k, as the BLAS's Dsyrk does.
+func (b pureBLAS) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+	if ul != blas.Upper || (t != blas.Trans && t != blas.ConjTrans) || n < 1 || n > linalg.MaxOrder || k < 0 ||
+		lda < n || ldc < n || (k > 0 && len(a) < lda*(k-1)+n) || len(c) < ldc*(n-1)+n {
+		b.Float64.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
+		return
+	}
+	if beta != 1 {
+		for i := range n {
+			ci := c[i*ldc+i : i*ldc+n]
+			if beta == 0 {
+				clear(ci)
+				continue
+			}
+			for j := range ci {
+				ci[j] *= beta
+			}
+		}
+	}
+	if k == 0 || alpha == 0 {
+		return
+	}
+	linalg.SyrkUpper(n, k, alpha, a, lda, c, ldc, linalg.HaveFMA())
+}
+
+// minGemm is the least m·n·k for which pureBLAS's Dgemm uses
+// linalg.Gemm (below it, packing costs more than it saves), and
+// parallelGemm the least for which it splits the rows over GOMAXPROCS
+// goroutines, as gonum's Dgemm does.
+const (
+	minGemm      = 8 * 8 * 8
+	parallelGemm = 64 * 64 * 64
+)
+
+// Dgemm sets C = alpha·op(A)·op(B) + beta·C as the BLAS's Dgemm does. For
+// A and B not transposed, on a CPU with AVX2 and FMA, it runs linalg.Gemm
+// (a packed, blocked product around an AVX2 4 x 8 micro-kernel; 2.7 times
+// gonum's rate on one core, BenchmarkGemm); every other call goes to the
+// BLAS.
+func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, bm []float64, ldb int, beta float64, c []float64, ldc int) {
+	size := m * n * k
+	if tA != blas.NoTrans || tB != blas.NoTrans || !linalg.HaveFMA() || m < 1 || n < 1 || k < 1 || size < minGemm ||
+		lda < k || ldb < n || ldc < n || len(a) < lda*(m-1)+k || len(bm) < ldb*(k-1)+n || len(c) < ldc*(m-1)+n {
+		b.Float64.Dgemm(tA, tB, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
+		return
+	}
+	if beta != 1 {
+		for i := range m {
+			ci := c[i*ldc : i*ldc+n]
+			if beta == 0 {
+				clear(ci)
+				continue
+			}
+			for j := range ci {
+				ci[j] *= beta
+			}
+		}
+	}
+	if alpha == 0 {
+		return
+	}
+	threads := 1
+	if size >= parallelGemm {
+		threads = goruntime.GOMAXPROCS(0)
+	}
+	linalg.Gemm(m, n, k, alpha, a, lda, bm, ldb, c, ldc, threads)
+}
+
+// smallLAPACK is the LAPACK of a build (gonum's, or LAPACKE's) with the
+// primitives' own Cholesky factorisation Dpotrf of an upper triangle of
+// order up to linalg.MaxOrder (linalg.PotrfUpper: right-looking in blocks
+// of four rows, along contiguous rows). gonum's unblocked Dpotf2 for these
+// orders works down the columns of the row-major matrix with strided dot
+// products, and LAPACKE's row-major Dpotrf transposes the matrix for
+// LAPACK and back: at order 40, the one ALS factorises per row, they take
+// 1.25 and 2.3 times as long (BenchmarkSmallDpotrf). Every other call goes
+// to the LAPACK.
+type smallLAPACK struct{ lapack.Float64 }
+
+// Dpotrf factorises the symmetric positive definite n x n matrix A, of
+// which it reads the triangle ul, into UᵀU (ul Upper) or LLᵀ (Lower), in
+// place, as the LAPACK's Dpotrf does; it reports whether A is positive
+// definite. When it is not, A holds a partial factorisation.
+func (l smallLAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+	if ul != blas.Upper || n < 1 || n > linalg.MaxOrder || lda < n || len(a) < lda*(n-1)+n {
+		return l.Float64.Dpotrf(ul, n, a, lda)
+	}
+	return linalg.PotrfUpper(n, a, lda, linalg.HaveFMA())
+}
