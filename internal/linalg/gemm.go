@@ -4,28 +4,29 @@ import "sync"
 
 // Gemm's blocking: the micro-kernel's tile of C is gemmMR x gemmNR; A is
 // packed gemmMC rows by gemmKC columns at a time (256 KiB, which stays in
-// L2), B gemmKC rows by all its columns, in panels of gemmNR columns
-// (16 KiB each, which stay in L1 while the kernel walks A's panels).
+// L2), B gemmKC rows by up to gemmNC columns (at most 8 MiB), in panels
+// of gemmNR columns (16 KiB each, which stay in L1 while the kernel walks
+// A's panels).
 const (
 	gemmMR = 4
 	gemmNR = 8
 	gemmKC = 256
 	gemmMC = 128
+	gemmNC = 4096
 )
 
 // Gemm adds alpha·A·B to C, A being m x k (stride lda), B k x n (stride
 // ldb) and C m x n (stride ldc), all row-major, with the AVX2 and FMA
 // micro-kernel (the caller checks HaveFMA and the shapes, and scales C by
-// its beta first). It packs B gemmKC rows at a time and A in blocks of
-// gemmMC rows, as GotoBLAS does, and splits C's rows over up to threads
-// goroutines.
+// its beta first). It packs B gemmKC rows by gemmNC columns at a time and
+// A in blocks of gemmMC rows, as GotoBLAS does, and splits C's rows over
+// up to threads goroutines.
 func Gemm(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, threads int) {
 	if m == 0 || n == 0 || k == 0 {
 		return
 	}
-	nb := (n + gemmNR - 1) / gemmNR
-	kc := min(k, gemmKC)
-	bp := make([]float64, kc*nb*gemmNR)
+	kc, nc := min(k, gemmKC), min(n, gemmNC)
+	bp := make([]float64, kc*((nc+gemmNR-1)/gemmNR*gemmNR))
 	// Each worker takes a share of C's rows, a multiple of gemmMR.
 	threads = max(1, min(threads, (m+gemmMR-1)/gemmMR))
 	share := ((m+threads-1)/threads + gemmMR - 1) / gemmMR * gemmMR
@@ -34,30 +35,33 @@ func Gemm(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int
 	for w := range aps {
 		aps[w] = make([]float64, mc*kc)
 	}
-	for p0 := 0; p0 < k; p0 += gemmKC {
-		pk := min(gemmKC, k-p0)
-		packB(bp, b[p0*ldb:], ldb, pk, n)
-		rows := func(w, r0, r1 int) {
-			for i0 := r0; i0 < r1; i0 += mc {
-				im := min(mc, r1-i0)
-				packA(aps[w], a[i0*lda+p0:], lda, im, pk)
-				macroKernel(im, n, pk, alpha, aps[w], bp, c[i0*ldc:], ldc)
+	for j0 := 0; j0 < n; j0 += gemmNC {
+		jn := min(gemmNC, n-j0)
+		for p0 := 0; p0 < k; p0 += gemmKC {
+			pk := min(gemmKC, k-p0)
+			packB(bp, b[p0*ldb+j0:], ldb, pk, jn)
+			rows := func(w, r0, r1 int) {
+				for i0 := r0; i0 < r1; i0 += mc {
+					im := min(mc, r1-i0)
+					packA(aps[w], a[i0*lda+p0:], lda, im, pk)
+					macroKernel(im, jn, pk, alpha, aps[w], bp, c[i0*ldc+j0:], ldc)
+				}
 			}
-		}
-		if threads == 1 {
-			rows(0, 0, m)
-			continue
-		}
-		var wg sync.WaitGroup
-		for w := range threads {
-			r0, r1 := w*share, min((w+1)*share, m)
-			if r0 >= r1 {
-				break
+			if threads == 1 {
+				rows(0, 0, m)
+				continue
 			}
-			wg.Add(1)
-			go func() { defer wg.Done(); rows(w, r0, r1) }()
+			var wg sync.WaitGroup
+			for w := range threads {
+				r0, r1 := w*share, min((w+1)*share, m)
+				if r0 >= r1 {
+					break
+				}
+				wg.Add(1)
+				go func() { defer wg.Done(); rows(w, r0, r1) }()
+			}
+			wg.Wait()
 		}
-		wg.Wait()
 	}
 }
 

@@ -116,14 +116,14 @@ func BenchmarkSyrkUpper(b *testing.B) {
 
 // TestGemmMatchesGonum: Gemm adds alpha·A·B to C as gonum's Dgemm does,
 // on every element of C with its padding, for shapes around the blocking
-// (edges of the 4 x 8 tile, of 128 rows and of 256 columns of A) and on 1
-// and 3 goroutines.
+// (edges of the 4 x 8 tile, of 128 rows and 256 columns of A, of 4096
+// columns of B) and on 1 and 3 goroutines.
 func TestGemmMatchesGonum(t *testing.T) {
 	if !HaveFMA() {
 		t.Skip("this CPU has no AVX2 and FMA: Gemm is not used here")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	shapes := [][3]int{{1, 1, 1}, {4, 8, 1}, {3, 5, 7}, {5, 9, 3}, {8, 16, 30}, {17, 23, 257}, {130, 71, 40}, {256, 100, 30}, {129, 8, 513}}
+	shapes := [][3]int{{1, 1, 1}, {4, 8, 1}, {3, 5, 7}, {5, 9, 3}, {8, 16, 30}, {17, 23, 257}, {130, 71, 40}, {256, 100, 30}, {129, 8, 513}, {5, gemmNC + 9, 3}}
 	for _, sh := range shapes {
 		for _, threads := range []int{1, 3} {
 			m, n, k := sh[0], sh[1], sh[2]
