@@ -31,14 +31,7 @@ func (b pureBLAS) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64,
 	}
 	if beta != 1 {
 		for i := range n {
-			ci := c[i*ldc+i : i*ldc+n]
-			if beta == 0 {
-				clear(ci)
-				continue
-			}
-			for j := range ci {
-				ci[j] *= beta
-			}
+			scale(c[i*ldc+i:i*ldc+n], beta)
 		}
 	}
 	if k == 0 || alpha == 0 {
@@ -70,14 +63,7 @@ func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 	}
 	if beta != 1 {
 		for i := range m {
-			ci := c[i*ldc : i*ldc+n]
-			if beta == 0 {
-				clear(ci)
-				continue
-			}
-			for j := range ci {
-				ci[j] *= beta
-			}
+			scale(c[i*ldc:i*ldc+n], beta)
 		}
 	}
 	if alpha == 0 {
@@ -88,6 +74,18 @@ func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 		threads = goruntime.GOMAXPROCS(0)
 	}
 	linalg.Gemm(m, n, k, alpha, a, lda, bm, ldb, c, ldc, threads)
+}
+
+// scale multiplies row by beta, setting it to zero when beta is 0 (NaNs
+// included), as the BLAS does with beta·C.
+func scale(row []float64, beta float64) {
+	if beta == 0 {
+		clear(row)
+		return
+	}
+	for j := range row {
+		row[j] *= beta
+	}
 }
 
 // smallLAPACK is the LAPACK of a build (gonum's, or LAPACKE's) with the
