@@ -35,9 +35,11 @@ export tessera="$work/tessera"
 mkdir -p "$RESULTS"
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-blas="gonum (pure Go, with Tessera's AVX2 Dgemm and Dsyrk where the CPU has AVX2 and FMA) only: OpenBLAS (libopenblas-dev, liblapacke-dev) was not found, so no -tags openblas figures"
+pure=$(go run ./cmd/tessera info | sed -n 's/^blas *//p')
+blas="$pure only: OpenBLAS (libopenblas-dev, liblapacke-dev) was not found, so no -tags openblas figures"
 if ob=$(go run -tags openblas ./cmd/tessera info 2>/dev/null | sed -n 's/^blas *//p') && [ -n "$ob" ]; then
-	blas="gonum (pure Go, with Tessera's AVX2 Dgemm and Dsyrk where the CPU has AVX2 and FMA) and, in the rows that say openblas, $ob"
+	blas="$pure and, in the rows that say openblas, $ob"
+	[ -z "${OPENBLAS_CORETYPE:-}" ] || blas+=", its kernels chosen by OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE in the environment"
 fi
 machine="$(nproc) cores, ${cpu:-unknown CPU}, Linux $(uname -r), $(go env GOVERSION); BLAS: $blas"
 

@@ -16,10 +16,13 @@
 # the median over the repetitions of (Tessera's best of its job / Dask's
 # best of its process). Each repetition also runs Cannon's Dgemms in 4
 # processes without communication (bench/cannon -grid 2), the bound of
-# any distributed product of these tiles here, against both.
+# any distributed product of these tiles here, against both. When the
+# environment sets OPENBLAS_CORETYPE, the comparison runs again at
+# CANNON_OWN_SIZES with it unset, OpenBLAS choosing its kernels itself.
 #
 # Environment: CANNON_SIZES ("2048 4096"); CANNON_WARM (3): the products
-# of each job and process of the comparison with Dask.
+# of each job and process of the comparison with Dask; CANNON_OWN_SIZES
+# (4096): the sizes of the second comparison.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -131,25 +134,39 @@ if ! "$PY" -c 'import dask.array' 2>/dev/null; then
 	"$PY" -c 'import dask.array' 2>/dev/null || dask_skip="Dask is not installed for $PY and could not be installed (python3-dask)"
 fi
 [[ " ${builds[*]} " == *" openblas "* ]] || dask_skip=${dask_skip:-"there is no openblas build to compare"}
-if [ -z "$dask_skip" ]; then
-	for n in $SIZES; do
+# compare TAG SIZES: the repetitions of the comparison with Dask at each
+# of SIZES, into files of TAG: wt_ (Tessera's bests), wtall_ (all its
+# products), wn_ (no communication), wd_ and wdall_ (Dask).
+compare() {
+	local tag=$1 n r order side
+	for n in $2; do
 		for ((r = 1; r <= REPS; r++)); do
 			order="tessera nocomm dask"
 			[ $((r % 2)) = 1 ] || order="dask nocomm tessera"
-			say "cannon against dask, n=$n, repetition $r of $REPS ($order)"
+			say "cannon against dask ($tag kernels), n=$n, repetition $r of $REPS ($order)"
 			for side in $order; do
 				if [ "$side" = tessera ]; then
-					tessera_cannon openblas 4 "$n" "$WARM" >>"$tmp/wt_$n"
-					all_times cannon >>"$tmp/wtall_$n"
+					tessera_cannon openblas 4 "$n" "$WARM" >>"$tmp/wt_${tag}_$n"
+					all_times cannon >>"$tmp/wtall_${tag}_$n"
 				elif [ "$side" = nocomm ]; then
-					nocomm "$n" "$WARM" >>"$tmp/wn_$n"
+					nocomm "$n" "$WARM" >>"$tmp/wn_${tag}_$n"
 				else
-					dask "$n" "$WARM" >>"$tmp/wd_$n"
-					all_times dask >>"$tmp/wdall_$n"
+					dask "$n" "$WARM" >>"$tmp/wd_${tag}_$n"
+					all_times dask >>"$tmp/wdall_${tag}_$n"
 				fi
 			done
 		done
 	done
+}
+# When the environment chooses OpenBLAS's kernels (OPENBLAS_CORETYPE),
+# the comparison runs a second time with OpenBLAS's own choice for this
+# CPU, at CANNON_OWN_SIZES, all three programs alike.
+coretype=${OPENBLAS_CORETYPE:-}
+own_sizes=""
+[ -z "$coretype" ] || own_sizes=${CANNON_OWN_SIZES:-4096}
+if [ -z "$dask_skip" ]; then
+	compare env "$SIZES"
+	[ -z "$own_sizes" ] || (unset OPENBLAS_CORETYPE && compare own "$own_sizes")
 fi
 
 rows="" table=""
@@ -177,16 +194,40 @@ for b in "${builds[@]}"; do
 		done
 	done
 done
-dask_rows=""
-if [ -z "$dask_skip" ]; then
-	for n in $SIZES; do
-		t=$(median <"$tmp/wt_$n") d=$(median <"$tmp/wd_$n")
-		r=$(ratios "$tmp/wt_$n" "$tmp/wd_$n" | median)
-		ratios "$tmp/wt_$n" "$tmp/wd_$n" >"$tmp/wr_$n"
-		nb=$(ratios "$tmp/wn_$n" "$tmp/wd_$n" | median) nt=$(ratios "$tmp/wt_$n" "$tmp/wn_$n" | median)
-		rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask, both warm (best of $WARM products per job, median of $REPS jobs) | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks) | $(fmt "$r" %.2f) | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
-		dask_rows+="| $n | $(list "$tmp/wt_$n" %.3f) | $(list "$tmp/wd_$n" %.3f) | $(list "$tmp/wr_$n" %.2f) | **$(fmt "$r" %.2f)** | $(fmt "$(median <"$tmp/wtall_$n")" %.3f) s against $(fmt "$(median <"$tmp/wdall_$n")" %.3f) s | $(list "$tmp/wn_$n" %.3f) | $(fmt "$nb" %.2f) | $(fmt "$nt" %.2f) |"$'\n'
+# dask_table TAG SIZES [SUMMARY]: the comparison's table rows of TAG;
+# with SUMMARY, the target rows go to $rows too.
+dask_table() {
+	local tag=$1 n t d r nb nt
+	for n in $2; do
+		t=$(median <"$tmp/wt_${tag}_$n") d=$(median <"$tmp/wd_${tag}_$n")
+		ratios "$tmp/wt_${tag}_$n" "$tmp/wd_${tag}_$n" >"$tmp/wr_${tag}_$n"
+		r=$(median <"$tmp/wr_${tag}_$n")
+		nb=$(ratios "$tmp/wn_${tag}_$n" "$tmp/wd_${tag}_$n" | median) nt=$(ratios "$tmp/wt_${tag}_$n" "$tmp/wn_${tag}_$n" | median)
+		[ -z "${3:-}" ] || rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask, both warm (best of $WARM products per job, median of $REPS jobs) | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks) | $(fmt "$r" %.2f) | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
+		printf '| %s | %s | %s | %s | **%s** | %s s against %s s | %s | %s | %s |\n' "$n" "$(list "$tmp/wt_${tag}_$n" %.3f)" "$(list "$tmp/wd_${tag}_$n" %.3f)" \
+			"$(list "$tmp/wr_${tag}_$n" %.2f)" "$(fmt "$r" %.2f)" "$(fmt "$(median <"$tmp/wtall_${tag}_$n")" %.3f)" "$(fmt "$(median <"$tmp/wdall_${tag}_$n")" %.3f)" \
+			"$(list "$tmp/wn_${tag}_$n" %.3f)" "$(fmt "$nb" %.2f)" "$(fmt "$nt" %.2f)"
 	done
+}
+dask_head="| n | Tessera, 4 localities: best of $WARM per job | Dask A@B: best of $WARM per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask | No communication: best of $WARM per run | No communication / Dask | Tessera / no communication |
+|---|---|---|---|---|---|---|---|---|"
+dask_rows="" own_rows=""
+if [ -z "$dask_skip" ]; then
+	dask_table env "$SIZES" summary >"$tmp/dask_rows"
+	dask_rows=$(cat "$tmp/dask_rows")
+	[ -z "$own_sizes" ] || own_rows=$(dask_table own "$own_sizes")
+fi
+own_text=""
+if [ -n "$own_rows" ]; then
+	cpu="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), family $(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //') model $(grep -m1 '^model[[:space:]]' /proc/cpuinfo | sed 's/.*: //')"
+	own_text="
+The environment of this run set OPENBLAS_CORETYPE=$coretype, so every
+program above ran OpenBLAS's $coretype kernels. The same comparison with
+the variable unset, OpenBLAS choosing the kernels for this CPU ($cpu)
+itself, for all three programs alike:
+
+$dask_head
+$own_rows"
 fi
 printf '%s' "$rows" >>"$SUMMARY"
 
@@ -246,5 +287,6 @@ of the per-repetition ratios). Dask shares one address space and moves no
 tile; Tessera's localities are processes that move 8 tiles of (SIZE/2)²
 doubles over TCP (256 MiB at 4096), read and written twice each, while
 they compute.
-$(if [ -n "$dask_skip" ]; then printf '\nskipped: %s.\n' "$dask_skip"; else printf '\n| n | Tessera, 4 localities: best of %s per job | Dask A@B: best of %s per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask | No communication: best of %s per run | No communication / Dask | Tessera / no communication |\n|---|---|---|---|---|---|---|---|---|\n%s' "$WARM" "$WARM" "$WARM" "$dask_rows"; fi)
+$(if [ -n "$dask_skip" ]; then printf '\nskipped: %s.\n' "$dask_skip"; else printf '\n%s\n%s\n' "$dask_head" "$dask_rows"; fi)
+$own_text
 EOF
