@@ -15,9 +15,13 @@ import (
 // (gonum's blas64 and lapack64): in this build gonum's own pure-Go
 // implementations with the primitives' Dgemm and Dsyrk (pureBLAS) and
 // Dpotrf (smallLAPACK), whose kernels are AVX2 and FMA assembly where the
-// CPU has both. A build with -tags openblas uses OpenBLAS instead.
+// CPU has both (Dgemm's AVX-512 where it has that). A build with -tags
+// openblas uses OpenBLAS instead.
 func BLAS() string {
-	if linalg.HaveFMA() {
+	switch g := linalg.NewGemmer(); {
+	case g != nil && g.Kernel() != "AVX2":
+		return "gonum (pure Go) with Tessera's " + g.Kernel() + " Dgemm and AVX2 Dsyrk"
+	case g != nil:
 		return "gonum (pure Go) with Tessera's AVX2 Dgemm and Dsyrk"
 	}
 	return "gonum (pure Go)"
@@ -29,7 +33,7 @@ func BLAS() string {
 // and smallLAPACK's Dpotrf.
 func useBLAS() {
 	if _, ok := blas64.Implementation().(pureBLAS); !ok {
-		blas64.Use(pureBLAS{gonum.Implementation{}})
+		blas64.Use(newPureBLAS(gonum.Implementation{}))
 		lapack64.Use(smallLAPACK{gonumlapack.Implementation{}})
 	}
 }

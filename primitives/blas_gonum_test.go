@@ -8,6 +8,7 @@ import (
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/internal/linalg"
 	"github.com/tessera-amt/tessera/runtime"
+	"golang.org/x/sys/cpu"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -26,7 +27,10 @@ func TestRegisterUsesPureBLAS(t *testing.T) {
 		t.Fatalf("blas64 implementation after Register is %#v, want gonum.Implementation in pureBLAS", blas64.Implementation())
 	}
 	want := "gonum (pure Go)"
-	if linalg.HaveFMA() {
+	switch {
+	case cpu.X86.HasAVX512F && linalg.HaveFMA():
+		want = "gonum (pure Go) with Tessera's AVX-512 Dgemm and AVX2 Dsyrk"
+	case linalg.HaveFMA():
 		want = "gonum (pure Go) with Tessera's AVX2 Dgemm and Dsyrk"
 	}
 	if b := BLAS(); b != want {

@@ -10,7 +10,8 @@ import (
 
 // pureBLAS is the BLAS of the build without -tags openblas: gonum's
 // pure-Go BLAS with the primitives' own Dsyrk and Dgemm from
-// internal/linalg, in AVX2 and FMA instructions where the CPU has them.
+// internal/linalg, in AVX2 and FMA (Dgemm: AVX-512) instructions where
+// the CPU has them.
 // Dsyrk of AᵀA into an upper triangle of order up to linalg.MaxOrder is
 // linalg.SyrkUpper: the small Gram matrices that ALS forms for every row
 // (order 40, k around 50), where gonum's Dsyrk takes about 4 times as long
@@ -18,7 +19,15 @@ import (
 // times faster than this one). Dgemm is below. Every other call, and every
 // call with arguments the BLAS would refuse, goes to gonum, which panics
 // with its own message for the latter.
-type pureBLAS struct{ blas.Float64 }
+type pureBLAS struct {
+	blas.Float64
+	gemm *linalg.Gemmer // nil: the CPU runs no kernel of linalg's Gemm
+}
+
+// newPureBLAS returns pureBLAS over base.
+func newPureBLAS(base blas.Float64) pureBLAS {
+	return pureBLAS{Float64: base, gemm: linalg.NewGemmer()}
+}
 
 // Dsyrk sets C = alpha·AᵀA + beta·C (t Trans) or alpha·AAᵀ + beta·C (t
 // NoTrans) on the triangle ul of the n x n matrix C, A being k x n (t
@@ -41,7 +50,7 @@ func (b pureBLAS) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64,
 }
 
 // minGemm is the least m·n·k for which pureBLAS's Dgemm uses
-// linalg.Gemm (below it, packing costs more than it saves), and
+// linalg's Gemm (below it, packing costs more than it saves), and
 // parallelGemm the least for which it splits the rows over GOMAXPROCS
 // goroutines, as gonum's Dgemm does.
 const (
@@ -50,13 +59,13 @@ const (
 )
 
 // Dgemm sets C = alpha·op(A)·op(B) + beta·C as the BLAS's Dgemm does. For
-// A and B not transposed, on a CPU with AVX2 and FMA, it runs linalg.Gemm
-// (a packed, blocked product around an AVX2 4 x 8 micro-kernel; 2.7 times
-// gonum's rate on one core, BenchmarkGemm); every other call goes to the
-// BLAS.
+// A and B not transposed, on a CPU with AVX-512 or AVX2 and FMA, it runs
+// linalg's Gemm (a packed, blocked product around an 8 x 16 AVX-512 or a
+// 4 x 8 AVX2 micro-kernel; on one core about 6 and 2.7 times gonum's rate
+// on both, BenchmarkGemm); every other call goes to the BLAS.
 func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, bm []float64, ldb int, beta float64, c []float64, ldc int) {
 	size := m * n * k
-	if tA != blas.NoTrans || tB != blas.NoTrans || !linalg.HaveFMA() || m < 1 || n < 1 || k < 1 || size < minGemm ||
+	if tA != blas.NoTrans || tB != blas.NoTrans || b.gemm == nil || m < 1 || n < 1 || k < 1 || size < minGemm ||
 		lda < k || ldb < n || ldc < n || len(a) < lda*(m-1)+k || len(bm) < ldb*(k-1)+n || len(c) < ldc*(m-1)+n {
 		b.Float64.Dgemm(tA, tB, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
 		return
@@ -73,7 +82,7 @@ func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 	if size >= parallelGemm {
 		threads = goruntime.GOMAXPROCS(0)
 	}
-	linalg.Gemm(m, n, k, alpha, a, lda, bm, ldb, c, ldc, threads)
+	b.gemm.Gemm(m, n, k, alpha, a, lda, bm, ldb, c, ldc, threads)
 }
 
 // scale multiplies row by beta, setting it to zero when beta is 0 (NaNs

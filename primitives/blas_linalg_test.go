@@ -65,7 +65,7 @@ func TestSmallDsyrkMatchesGonum(t *testing.T) {
 				for _, scal := range [][2]float64{{1, 1}, {0.5, 0}, {-2, 0.25}, {0, 3}} {
 					sc := newSyrkCase(rng, blas.Upper, blas.Trans, n, k, pad, pad, scal[0], scal[1])
 					sc.check(t, "pureBLAS.Dsyrk", func(c []float64) {
-						pureBLAS{gonum.Implementation{}}.Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
+						newPureBLAS(gonum.Implementation{}).Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
 					})
 				}
 			}
@@ -84,7 +84,7 @@ func TestSmallDsyrkOtherCallsGoToGonum(t *testing.T) {
 		newSyrkCase(rng, blas.Upper, blas.Trans, linalg.MaxOrder+1, 5, 0, 0, 1, 1),
 	} {
 		sc.check(t, "pureBLAS.Dsyrk", func(c []float64) {
-			pureBLAS{gonum.Implementation{}}.Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
+			newPureBLAS(gonum.Implementation{}).Dsyrk(sc.ul, sc.t, sc.n, sc.k, sc.alpha, sc.a, sc.lda, sc.beta, c, sc.ldc)
 		})
 	}
 	defer func() {
@@ -92,7 +92,7 @@ func TestSmallDsyrkOtherCallsGoToGonum(t *testing.T) {
 			t.Fatal("Dsyrk with lda < n did not panic")
 		}
 	}()
-	pureBLAS{gonum.Implementation{}}.Dsyrk(blas.Upper, blas.Trans, 4, 2, 1, make([]float64, 8), 3, 1, make([]float64, 16), 4)
+	newPureBLAS(gonum.Implementation{}).Dsyrk(blas.Upper, blas.Trans, 4, 2, 1, make([]float64, 8), 3, 1, make([]float64, 16), 4)
 }
 
 // BenchmarkSyrkUpper: the update of one row's normal equations in ALS
@@ -102,7 +102,7 @@ func BenchmarkSyrkUpper(b *testing.B) {
 	const n, k = 40, 48
 	rng := rand.New(rand.NewPCG(5, 6))
 	sc := newSyrkCase(rng, blas.Upper, blas.Trans, n, k, 0, 0, 1, 1)
-	small := pureBLAS{baseBLAS()}
+	small := newPureBLAS(baseBLAS())
 	for _, impl := range []struct {
 		name string
 		syrk func(c []float64)
@@ -239,7 +239,7 @@ func TestSmallDgemmMatchesGonum(t *testing.T) {
 		}
 		want := append([]float64(nil), c...)
 		gonum.Implementation{}.Dgemm(cs.tA, cs.tB, cs.m, cs.n, cs.k, cs.alpha, a, ca, bm, cb, cs.beta, want, cs.n)
-		pureBLAS{gonum.Implementation{}}.Dgemm(cs.tA, cs.tB, cs.m, cs.n, cs.k, cs.alpha, a, ca, bm, cb, cs.beta, c, cs.n)
+		newPureBLAS(gonum.Implementation{}).Dgemm(cs.tA, cs.tB, cs.m, cs.n, cs.k, cs.alpha, a, ca, bm, cb, cs.beta, c, cs.n)
 		for i := range c {
 			if math.Abs(c[i]-want[i]) > 1e-12*float64(cs.k)*(1+math.Abs(want[i])) {
 				t.Fatalf("%+v: C[%d] = %v, gonum's Dgemm gives %v", cs, i, c[i], want[i])

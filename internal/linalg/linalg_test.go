@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"golang.org/x/sys/cpu"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
@@ -114,48 +115,87 @@ func BenchmarkSyrkUpper(b *testing.B) {
 	})
 }
 
-// TestGemmMatchesGonum: Gemm adds alpha·A·B to C as gonum's Dgemm does,
-// on every element of C with its padding, for shapes around the blocking
-// (edges of the 4 x 8 tile, of 128 rows and 256 columns of A, of 4096
-// columns of B) and on 1 and 3 goroutines.
+// TestGemmMatchesGonum: every micro-kernel this CPU runs (gemmKernels:
+// AVX-512, AVX2 and FMA) adds alpha·A·B to C as gonum's Dgemm does,
+// on every element of C with its padding, for shapes on either side of
+// the kernel's tile (mr x nr) and blocking (kc, mc, nc), with and without
+// padded strides, on 1 and 3 goroutines.
 func TestGemmMatchesGonum(t *testing.T) {
-	if !HaveFMA() {
-		t.Skip("this CPU has no AVX2 and FMA: Gemm is not used here")
+	if len(gemmKernels()) == 0 {
+		t.Skip("this CPU runs none of Gemm's kernels (AVX-512, AVX2 and FMA): NewGemmer returns nil, and Gemm is not used")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	shapes := [][3]int{{1, 1, 1}, {4, 8, 1}, {3, 5, 7}, {5, 9, 3}, {8, 16, 30}, {17, 23, 257}, {130, 71, 40}, {256, 100, 30}, {129, 8, 513}, {5, gemmNC + 9, 3}}
-	for _, sh := range shapes {
-		for _, threads := range []int{1, 3} {
-			m, n, k := sh[0], sh[1], sh[2]
-			lda, ldb, ldc := k+1, n+2, n+3
-			a, b, c := random(rng, m*lda), random(rng, k*ldb), random(rng, m*ldc)
-			want := append([]float64(nil), c...)
-			gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1.5, a, lda, b, ldb, 1, want, ldc)
-			Gemm(m, n, k, 1.5, a, lda, b, ldb, c, ldc, threads)
-			for i := range c {
-				if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i]))*float64(k) {
-					t.Fatalf("%dx%dx%d on %d goroutines: C[%d, %d] = %v, gonum's Dgemm gives %v", m, n, k, threads, i/ldc, i%ldc, c[i], want[i])
+	for _, ker := range gemmKernels() {
+		g := &Gemmer{ker: ker}
+		mr, nr, kc, mc, nc := ker.mr, ker.nr, ker.kc, ker.mc, ker.nc
+		shapes := [][3]int{
+			// Tiny shapes and the tile's edges.
+			{1, 1, 1}, {mr, nr, 1}, {mr - 1, nr - 1, 2}, {mr + 1, nr + 1, 3}, {2*mr + 1, 2*nr - 1, 5}, {3, 5, 7},
+			// kc's.
+			{mr + 1, nr + 1, kc - 1}, {mr, nr, kc}, {mr - 1, nr + 3, kc + 1}, {2*mr + 3, 3*nr - 1, 2*kc + 7},
+			// mc's.
+			{mc - 1, nr + 3, 7}, {mc, 2 * nr, kc + 1}, {mc + 1, 17, 9}, {2*mc + mr + 1, 2*nr + 5, 33},
+			{3*mc + 2*mr + 1, nr + 1, kc + 3},
+			// nc's.
+			{mr + 1, nc - 1, 3}, {mr, nc, 2}, {mr + 1, nc + 1, 5}, {3, 2*nc + nr + 1, 2}, {mr + 1, nc + 1, kc + 1},
+		}
+		for _, sh := range shapes {
+			for _, pad := range []int{0, 3} {
+				for _, threads := range []int{1, 3} {
+					m, n, k := sh[0], sh[1], sh[2]
+					lda, ldb, ldc := k+pad, n+2*pad, n+pad
+					a, b, c := random(rng, m*lda), random(rng, k*ldb), random(rng, m*ldc)
+					alpha := 1.5 - float64(pad)
+					want := append([]float64(nil), c...)
+					gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, 1, want, ldc)
+					g.Gemm(m, n, k, alpha, a, lda, b, ldb, c, ldc, threads)
+					for i := range c {
+						if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i]))*float64(k) {
+							t.Fatalf("%s, %dx%dx%d, pad %d, on %d goroutines: C[%d, %d] = %v, gonum's Dgemm gives %v", ker.name, m, n, k, pad, threads, i/ldc, i%ldc, c[i], want[i])
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// BenchmarkGemm: square products, Gemm on one goroutine against gonum's
-// Dgemm (which uses every core).
-func BenchmarkGemm(b *testing.B) {
-	if !HaveFMA() {
-		b.Skip("no AVX2 and FMA")
+// TestGemmKernelChoice: NewGemmer takes the AVX-512 kernel where the CPU
+// has AVX-512F, else the AVX2 and FMA one where HaveFMA, else none (nil).
+func TestGemmKernelChoice(t *testing.T) {
+	want := ""
+	switch {
+	case cpu.X86.HasAVX512F:
+		want = "AVX-512"
+	case HaveFMA():
+		want = "AVX2"
 	}
+	got := ""
+	if g := NewGemmer(); g != nil {
+		got = g.Kernel()
+	}
+	if got != want {
+		t.Errorf("NewGemmer's kernel is %q, want %q (\"\": no Gemmer)", got, want)
+	}
+}
+
+// BenchmarkGemm: square products on 1 and 2 goroutines with each kernel
+// this CPU runs, and gonum's Dgemm (which uses every core).
+func BenchmarkGemm(b *testing.B) {
 	for _, n := range []int{256, 1024} {
 		rng := rand.New(rand.NewPCG(9, 10))
 		x, y, z := random(rng, n*n), random(rng, n*n), make([]float64, n*n)
-		b.Run(fmt.Sprintf("n=%d/linalg", n), func(b *testing.B) {
-			for b.Loop() {
-				Gemm(n, n, n, 1, x, n, y, n, z, n, 1)
+		for _, ker := range gemmKernels() {
+			g := &Gemmer{ker: ker}
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("n=%d/%s/goroutines=%d", n, ker.name, threads), func(b *testing.B) {
+					for b.Loop() {
+						g.Gemm(n, n, n, 1, x, n, y, n, z, n, threads)
+					}
+					b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		}
 		b.Run(fmt.Sprintf("n=%d/gonum", n), func(b *testing.B) {
 			for b.Loop() {
 				gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, x, n, y, n, 1, z, n)

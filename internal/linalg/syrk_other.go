@@ -10,8 +10,3 @@ func HaveFMA() bool { return false }
 func upper4AVX2(c []float64, ldc int, s []float64, lda int, n int, alpha float64) {
 	panic("linalg: upper4AVX2 called without amd64")
 }
-
-// kernel4x8 exists on amd64 only; Gemm is not called here (HaveFMA).
-func kernel4x8(kc int, a, b, c *float64, ldc int, alpha float64) {
-	panic("linalg: kernel4x8 called without amd64")
-}

@@ -1,0 +1,36 @@
+package linalg
+
+import "golang.org/x/sys/cpu"
+
+// gemmKernels returns the micro-kernels of Gemm that this CPU runs,
+// fastest first: the AVX-512 one on 8 x 16 tiles where the CPU has
+// AVX-512F (which x/sys/cpu reports only if the OS saves the ZMM
+// registers), and the AVX2 and FMA one on 4 x 8 tiles where HaveFMA.
+func gemmKernels() []gemmKernel {
+	ks := make([]gemmKernel, 0, 2)
+	// The blocks of both keep a panel of B (32 KiB, 16 KiB) in L1 while
+	// the panels of A's block (384 KiB, 256 KiB) come from L2.
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, gemmKernel{name: "AVX-512", mr: 8, nr: 16, kc: 256, mc: 192, nc: 4096, tile: kernel8x16})
+	}
+	if HaveFMA() {
+		ks = append(ks, gemmKernel{name: "AVX2", mr: 4, nr: 8, kc: 256, mc: 128, nc: 4096, tile: kernel4x8})
+	}
+	return ks
+}
+
+// kernel8x16 adds alpha times the packed 8 x kc panel a times the packed
+// kc x 16 panel b to the 8 x 16 tile of C at c[0] (c[i*ldc+j]), in
+// AVX-512F instructions (gemm_amd64.s). kc >= 1; the caller checks the
+// lengths and AVX-512F.
+//
+//go:noescape
+func kernel8x16(kc int, a, b, c []float64, ldc int, alpha float64)
+
+// kernel4x8 adds alpha times the packed 4 x kc panel a times the packed
+// kc x 8 panel b to the 4 x 8 tile of C at c[0] (c[i*ldc+j]), in AVX2 and
+// FMA instructions (gemm_amd64.s). kc >= 1; the caller checks the lengths
+// and HaveFMA.
+//
+//go:noescape
+func kernel4x8(kc int, a, b, c []float64, ldc int, alpha float64)
