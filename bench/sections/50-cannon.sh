@@ -136,13 +136,14 @@ fi
 [[ " ${builds[*]} " == *" openblas "* ]] || dask_skip=${dask_skip:-"there is no openblas build to compare"}
 # compare TAG SIZES: the repetitions of the comparison with Dask at each
 # of SIZES, into files of TAG: wt_ (Tessera's bests), wtall_ (all its
-# products), wn_ (no communication), wd_ and wdall_ (Dask).
+# products), wn_ (no communication), wp_ (the pure build's Tessera), wd_
+# and wdall_ (Dask).
 compare() {
 	local tag=$1 n r order side
 	for n in $2; do
 		for ((r = 1; r <= REPS; r++)); do
-			order="tessera nocomm dask"
-			[ $((r % 2)) = 1 ] || order="dask nocomm tessera"
+			order="tessera nocomm pure dask"
+			[ $((r % 2)) = 1 ] || order="dask pure nocomm tessera"
 			say "cannon against dask ($tag kernels), n=$n, repetition $r of $REPS ($order)"
 			for side in $order; do
 				if [ "$side" = tessera ]; then
@@ -150,6 +151,8 @@ compare() {
 					all_times cannon >>"$tmp/wtall_${tag}_$n"
 				elif [ "$side" = nocomm ]; then
 					nocomm "$n" "$WARM" >>"$tmp/wn_${tag}_$n"
+				elif [ "$side" = pure ]; then
+					tessera_cannon pure 4 "$n" "$WARM" >>"$tmp/wp_${tag}_$n"
 				else
 					dask "$n" "$WARM" >>"$tmp/wd_${tag}_$n"
 					all_times dask >>"$tmp/wdall_${tag}_$n"
@@ -204,13 +207,14 @@ dask_table() {
 		r=$(median <"$tmp/wr_${tag}_$n")
 		nb=$(ratios "$tmp/wn_${tag}_$n" "$tmp/wd_${tag}_$n" | median) nt=$(ratios "$tmp/wt_${tag}_$n" "$tmp/wn_${tag}_$n" | median)
 		[ -z "${3:-}" ] || rows+="| cannon_product_d $n x $n, 4 localities (openblas) against Dask, both warm (best of $WARM products per job, median of $REPS jobs) | $(fmt "$t" %.3f) s | $(fmt "$d" %.3f) s (Dask A@B, threads, 2 x 2 chunks) | $(fmt "$r" %.2f) | < 1 (ahead of Dask) | $(meets "$r" '<=' 0.999) |"$'\n'
-		printf '| %s | %s | %s | %s | **%s** | %s s against %s s | %s | %s | %s |\n' "$n" "$(list "$tmp/wt_${tag}_$n" %.3f)" "$(list "$tmp/wd_${tag}_$n" %.3f)" \
+		printf '| %s | %s | %s | %s | **%s** | %s s against %s s | %s | %s | %s | %s | %s |\n' "$n" "$(list "$tmp/wt_${tag}_$n" %.3f)" "$(list "$tmp/wd_${tag}_$n" %.3f)" \
 			"$(list "$tmp/wr_${tag}_$n" %.2f)" "$(fmt "$r" %.2f)" "$(fmt "$(median <"$tmp/wtall_${tag}_$n")" %.3f)" "$(fmt "$(median <"$tmp/wdall_${tag}_$n")" %.3f)" \
-			"$(list "$tmp/wn_${tag}_$n" %.3f)" "$(fmt "$nb" %.2f)" "$(fmt "$nt" %.2f)"
+			"$(list "$tmp/wn_${tag}_$n" %.3f)" "$(fmt "$nb" %.2f)" "$(fmt "$nt" %.2f)" \
+			"$(list "$tmp/wp_${tag}_$n" %.3f)" "$(fmt "$(ratios "$tmp/wp_${tag}_$n" "$tmp/wd_${tag}_$n" | median)" %.2f)"
 	done
 }
-dask_head="| n | Tessera, 4 localities: best of $WARM per job | Dask A@B: best of $WARM per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask | No communication: best of $WARM per run | No communication / Dask | Tessera / no communication |
-|---|---|---|---|---|---|---|---|---|"
+dask_head="| n | Tessera, 4 localities: best of $WARM per job | Dask A@B: best of $WARM per process | Tessera / Dask per repetition | Median ratio | All products, medians: Tessera against Dask | No communication: best of $WARM per run | No communication / Dask | Tessera / no communication | Pure build, 4 localities: best of $WARM per job | Pure build / Dask |
+|---|---|---|---|---|---|---|---|---|---|---|"
 dask_rows="" own_rows=""
 if [ -z "$dask_skip" ]; then
 	dask_table env "$SIZES" summary >"$tmp/dask_rows"
@@ -224,7 +228,7 @@ if [ -n "$own_rows" ]; then
 The environment of this run set OPENBLAS_CORETYPE=$coretype, so every
 program above ran OpenBLAS's $coretype kernels. The same comparison with
 the variable unset, OpenBLAS choosing the kernels for this CPU ($cpu)
-itself, for all three programs alike:
+itself, for every program alike:
 
 $dask_head
 $own_rows"
@@ -282,11 +286,14 @@ Cannon's communication (\`OPENBLAS_NUM_THREADS=1 cannon -n SIZE -grid 2
 each multiplying 2 pairs of tiles of its own into a fresh tile of C, as a
 locality does with the tiles it receives; a run's time is its slowest
 process's. No distributed product of these tiles on this machine can be
-faster: the last two columns place Dask and Tessera against it (medians
-of the per-repetition ratios). Dask shares one address space and moves no
+faster: the two columns after it place Dask and Tessera against it
+(medians of the per-repetition ratios). Dask shares one address space and moves no
 tile; Tessera's localities are processes that move 8 tiles of (SIZE/2)²
 doubles over TCP (256 MiB at 4096), read and written twice each, while
-they compute.
+they compute. The last two columns run the same Cannon job in the pure
+build (built without the openblas tag; its BLAS: $("$tessera" info | sed -n 's/^blas *//p')),
+which no OpenBLAS setting changes. They are not the target's figures: the
+target is the openblas build against Dask on the same OpenBLAS.
 $(if [ -n "$dask_skip" ]; then printf '\nskipped: %s.\n' "$dask_skip"; else printf '\n%s\n%s\n' "$dask_head" "$dask_rows"; fi)
 $own_text
 EOF
