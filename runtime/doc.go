@@ -37,7 +37,7 @@
 // Future.Get with its own context gives its lane to another task and takes
 // one back when the value arrives, so compute never oversubscribes the
 // cores and waiting never starves them. A TaskObserver sees every start,
-// stop, yield and resume; the tracer is one.
+// stop, yield and resume, right after the tracer (when tracing is on).
 //
 // Caller's duties: pass the task's ctx (or one derived from it) to Get, and
 // do not hand a task's ctx to goroutines of your own that call Get: the

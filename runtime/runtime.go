@@ -191,7 +191,11 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := rt.startTracing(&cfg); err != nil {
 		return nil, err
 	}
-	rt.sched = newScheduler(rt.ctx, rt.here, cfg.Lanes, cfg.Observer)
+	var tr *trace.Tracer
+	if rt.tracing != nil {
+		tr = rt.tracing.tracer
+	}
+	rt.sched = newScheduler(rt.ctx, rt.here, cfg.Lanes, tr, cfg.Observer)
 	rt.sched.rt = rt
 	rt.ctl.init(rt.n)
 	rt.reg.freeze()

@@ -5,6 +5,8 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tessera-amt/tessera/trace"
 )
 
 // A GUID names one task across the whole job: the locality that created it
@@ -27,9 +29,10 @@ type TaskInfo struct {
 	Lane     int    // the worker lane it runs on (or resumes on)
 }
 
-// TaskObserver watches tasks: the tracer implements it. Its methods are
-// called on the task's goroutine and must be quick. A nil observer costs
-// nothing.
+// TaskObserver watches tasks. Its methods are called on the task's
+// goroutine and must be quick. A nil observer costs nothing. The
+// locality's tracer, when tracing is on, sees the same events just before
+// the observer does.
 type TaskObserver interface {
 	TaskStart(TaskInfo)  // the task begins on a lane
 	TaskStop(TaskInfo)   // the task ended
@@ -147,14 +150,52 @@ func TaskGUID(ctx context.Context) uint64 {
 	return 0
 }
 
-func (t *task) info() TaskInfo {
-	name := t.name
-	if name == "" {
-		name = t.s.funcName(t.pc)
-		t.name = name // only the task's goroutine calls info: named once
+// taskName returns the task's name: an action's, or for a local task its
+// function's, found by adopt or else looked up the first time (only the
+// task's goroutine asks, so it is named once).
+func (t *task) taskName() string {
+	if t.name == "" {
+		t.name = t.s.funcName(t.pc)
 	}
-	return TaskInfo{GUID: t.guid, Parent: t.parent, Name: name, Locality: t.s.locality, Lane: t.lane}
+	return t.name
 }
+
+func (t *task) info() TaskInfo {
+	return TaskInfo{GUID: t.guid, Parent: t.parent, Name: t.taskName(), Locality: t.s.locality, Lane: t.lane}
+}
+
+// entered reports that t took its lane to the tracer and the observer, if
+// any: t started, or resumed after a yield. The tracer takes the task's
+// fields as they are, without a TaskInfo: this runs twice per task.
+func (s *scheduler) entered(t *task, resumed bool) {
+	if tr := s.tracer; tr != nil {
+		tr.Enter(t.lane, t.taskName(), t.guid, t.parent)
+	}
+	if o := s.observer; o != nil {
+		if resumed {
+			o.TaskResume(t.info())
+		} else {
+			o.TaskStart(t.info())
+		}
+	}
+}
+
+// left reports that t gave its lane up: it stopped, or yielded to wait.
+func (s *scheduler) left(t *task, yielded bool) {
+	if tr := s.tracer; tr != nil {
+		tr.Leave(t.lane, t.taskName())
+	}
+	if o := s.observer; o != nil {
+		if yielded {
+			o.TaskYield(t.info())
+		} else {
+			o.TaskStop(t.info())
+		}
+	}
+}
+
+// watched says whether anybody sees the tasks' events.
+func (s *scheduler) watched() bool { return s.tracer != nil || s.observer != nil }
 
 // yield gives the task's lane back while the task blocks: to a task that
 // is waiting to resume, to the next queued task, or to the free list. A
@@ -162,8 +203,8 @@ func (t *task) info() TaskInfo {
 // tasks too, which the locality's end wakes.
 func (t *task) yield(park bool) {
 	s := t.s
-	if o := s.observer; o != nil {
-		o.TaskYield(t.info())
+	if s.watched() {
+		s.left(t, true)
 	}
 	s.yields.Add(1)
 	var p *task
@@ -177,8 +218,8 @@ func (t *task) yield(park bool) {
 // task gives back. A parked task leaves the parked list.
 func (t *task) resume() {
 	t.lane = t.s.acquire(t)
-	if o := t.s.observer; o != nil {
-		o.TaskResume(t.info())
+	if t.s.watched() {
+		t.s.entered(t, true)
 	}
 }
 
@@ -192,11 +233,21 @@ func (t *task) resume() {
 // just frees its lane, and one that resumes while a lane is free takes it
 // without waking anyone.
 type scheduler struct {
+	// Set when the scheduler is made (names: seldom) and read for every
+	// task, these fields keep cache lines of their own: the mutex and the
+	// counters below are written by every lane, and a line they shared
+	// would be taken from the reader's core each time.
 	rt       *Runtime        // the locality the tasks belong to
 	base     context.Context // the locality's lifetime; tasks run under it
 	locality uint32
 	lanes    int
+	tracer   *trace.Tracer // nil: no tracing
 	observer TaskObserver
+	// names caches the names of local tasks' functions for observers:
+	// FuncForPC costs a search per call. Read without a lock; replaced,
+	// under namesMu, by a copy with one more function.
+	names atomic.Pointer[map[uintptr]string]
+	_     [64]byte
 
 	mu       sync.Mutex
 	queue    taskQueue   // tasks waiting for a lane
@@ -212,10 +263,6 @@ type scheduler struct {
 	yields   atomic.Uint64
 	queued   atomic.Int64 // tasks waiting in queue that nobody claimed, readable without the lock
 
-	// names caches the names of local tasks' functions for observers:
-	// FuncForPC costs a search per call. Read without a lock; replaced,
-	// under namesMu, by a copy with one more function.
-	names   atomic.Pointer[map[uintptr]string]
 	namesMu sync.Mutex
 }
 
@@ -225,11 +272,12 @@ type work struct {
 	lane int
 }
 
-func newScheduler(base context.Context, locality uint32, lanes int, o TaskObserver) *scheduler {
+func newScheduler(base context.Context, locality uint32, lanes int, tr *trace.Tracer, o TaskObserver) *scheduler {
 	s := &scheduler{
 		base:     base,
 		locality: locality,
 		lanes:    lanes,
+		tracer:   tr,
 		observer: o,
 	}
 	for lane := lanes - 1; lane >= 0; lane-- {
@@ -314,9 +362,16 @@ func (s *scheduler) submit(t *task, base context.Context, parent uint64, name st
 	s.mu.Unlock()
 }
 
-// adopt gives t its identity on s: context, GUID, parent and name.
+// adopt gives t its identity on s: context, GUID, parent and name. A local
+// task that the tracer or an observer will see is named after its function
+// here, by the goroutine that makes it: one that makes many tasks finds the
+// names warm in its cache, where the lane that runs each would have to
+// fetch them.
 func (s *scheduler) adopt(t *task, base context.Context, parent uint64, name string) {
 	t.Context, t.s, t.guid, t.parent, t.name = base, s, s.newGUID(), parent, name
+	if name == "" && s.watched() {
+		t.name = s.funcName(t.pc)
+	}
 	s.spawned.Add(1)
 }
 
@@ -474,15 +529,15 @@ func (s *scheduler) run(t *task, lane int) int {
 // runClaimed is run for a task its caller has claimed.
 func (s *scheduler) runClaimed(t *task, lane int) int {
 	t.lane = lane
-	o := s.observer
-	if o != nil {
-		o.TaskStart(t.info())
+	watched := s.watched()
+	if watched {
+		s.entered(t, false)
 	}
 	j := t.job
 	t.job = nil // a finished task keeps nothing of its caller's alive
 	j.run(t)
-	if o != nil {
-		o.TaskStop(t.info())
+	if watched {
+		s.left(t, false)
 	}
 	s.executed.Add(1)
 	return t.lane
@@ -512,13 +567,13 @@ func (t *task) helpWith(p *task, done <-chan struct{}) bool {
 	if p.inQueue.CompareAndSwap(true, false) {
 		s.queued.Add(-1)
 	}
-	o := s.observer
-	if o != nil {
-		o.TaskYield(t.info())
+	watched := s.watched()
+	if watched {
+		s.left(t, true)
 	}
 	t.lane = s.runClaimed(p, t.lane)
-	if o != nil {
-		o.TaskResume(t.info())
+	if watched {
+		s.entered(t, true)
 	}
 	return true
 }

@@ -102,8 +102,9 @@ type tracing struct {
 	once   sync.Once
 }
 
-// startTracing creates the locality's tracer when tracing is on and puts
-// it in front of cfg.Observer. It runs before the scheduler exists.
+// startTracing creates the locality's tracer when tracing is on; the
+// scheduler then reports every task's start, stop, yield and resume to it,
+// before cfg.Observer. It runs before the scheduler exists.
 func (rt *Runtime) startTracing(cfg *Config) error {
 	tc := cfg.Trace
 	if !tc.on() {
@@ -121,7 +122,6 @@ func (rt *Runtime) startTracing(cfg *Config) error {
 		return fmt.Errorf("runtime: locality %d: tracing: %w", cfg.Locality, err)
 	}
 	rt.tracing = &tracing{cfg: tc, dir: dir, tracer: t}
-	cfg.Observer = &traceObserver{t: t, next: cfg.Observer}
 	return nil
 }
 
@@ -236,39 +236,4 @@ func writeFile(path string, write func(f *os.File) error) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-// traceObserver hands the tasks' starts, stops, yields and resumes to the
-// tracer, and then to the program's own observer, if any.
-type traceObserver struct {
-	t    *trace.Tracer
-	next TaskObserver
-}
-
-func (o *traceObserver) TaskStart(i TaskInfo) {
-	o.t.Enter(i.Lane, i.Name, i.GUID, i.Parent)
-	if o.next != nil {
-		o.next.TaskStart(i)
-	}
-}
-
-func (o *traceObserver) TaskStop(i TaskInfo) {
-	o.t.Leave(i.Lane, i.Name)
-	if o.next != nil {
-		o.next.TaskStop(i)
-	}
-}
-
-func (o *traceObserver) TaskYield(i TaskInfo) {
-	o.t.Leave(i.Lane, i.Name)
-	if o.next != nil {
-		o.next.TaskYield(i)
-	}
-}
-
-func (o *traceObserver) TaskResume(i TaskInfo) {
-	o.t.Enter(i.Lane, i.Name, i.GUID, i.Parent)
-	if o.next != nil {
-		o.next.TaskResume(i)
-	}
 }

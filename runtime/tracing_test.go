@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,5 +148,122 @@ func TestTraceConfigEnvironment(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), k[len("TESSERA_"):]) && !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v", k, v, err)
 		}
+	}
+}
+
+// laneRecorder keeps, per lane, the events a TaskObserver sees, in order.
+type laneRecorder struct {
+	mu    sync.Mutex
+	lanes map[int][]laneEvent
+}
+
+type laneEvent struct {
+	enter        bool // a start or a resume; else a stop or a yield
+	guid, parent uint64
+	name         string
+}
+
+func (r *laneRecorder) add(i TaskInfo, enter bool) {
+	r.mu.Lock()
+	r.lanes[i.Lane] = append(r.lanes[i.Lane], laneEvent{enter, i.GUID, i.Parent, trace.RegionName(i.Name)})
+	r.mu.Unlock()
+}
+
+func (r *laneRecorder) TaskStart(i TaskInfo)  { r.add(i, true) }
+func (r *laneRecorder) TaskStop(i TaskInfo)   { r.add(i, false) }
+func (r *laneRecorder) TaskYield(i TaskInfo)  { r.add(i, false) }
+func (r *laneRecorder) TaskResume(i TaskInfo) { r.add(i, true) }
+
+// The scheduler hands each start, stop, yield and resume to the tracer
+// and to the program's observer: on every lane, the archive's Enter and
+// Leave events are the observer's, in the same order, with the same GUID,
+// parent and name. The tasks yield (they wait for a task running on the
+// other lane) and run the tasks they wait for themselves.
+func TestTracerSeesWhatTheObserverSees(t *testing.T) {
+	dir := t.TempDir()
+	rec := &laneRecorder{lanes: map[int][]laneEvent{}}
+	cfg := Config{Lanes: 2, Observer: rec, Trace: TraceConfig{Dir: dir, Sample: -1}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	job, err := StartLocal(ctx, 1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		var fs []*Future[int]
+		for i := range 200 {
+			fs = append(fs, Spawn(ctx, rt, func(ctx context.Context) (int, error) {
+				g := SpawnNamed(ctx, rt, "tracetest.leaf", func(context.Context) (int, error) {
+					if i%4 == 0 {
+						time.Sleep(100 * time.Microsecond)
+					}
+					return i, nil
+				})
+				return g.Get(ctx)
+			}))
+		}
+		return WhenAll(fs...).Err(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := trace.ReadOTF2(filepath.Join(dir, trace.ArchiveName+".otf2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := trace.CheckOTF2(a); len(p) > 0 {
+		t.Fatalf("CheckOTF2: %d problems, first: %s", len(p), p[0])
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	lanes, enters, guids := 0, 0, map[uint64]bool{}
+	for _, l := range a.Locations {
+		lane := int(uint32(l.ID))
+		if lane >= cfg.Lanes {
+			continue // the sampler's location
+		}
+		lanes++
+		var got []laneEvent
+		for _, ev := range a.Events[l.ID] {
+			e := laneEvent{enter: ev.Kind == trace.OTF2Enter, name: a.StringOf(a.Regions[ev.Region].Name)}
+			if e.enter {
+				e.guid, e.parent = ev.Attrs[0].Value, ev.Attrs[1].Value
+			}
+			got = append(got, e)
+		}
+		want := rec.lanes[lane]
+		for i := range want {
+			if !want[i].enter {
+				want[i].guid, want[i].parent = 0, 0 // a Leave carries no attributes
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("lane %d: %d events in the archive, the observer saw %d", lane, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("lane %d, event %d: the archive has %+v, the observer saw %+v", lane, i, got[i], want[i])
+			}
+		}
+		if len(got) < 2*200/cfg.Lanes {
+			t.Errorf("lane %d: only %d events", lane, len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].enter && got[i-1].enter {
+				t.Fatalf("lane %d, event %d: two Enters in a row", lane, i)
+			}
+		}
+		for _, e := range got {
+			if e.enter {
+				enters++
+				guids[e.guid] = true
+			}
+		}
+	}
+	if lanes != cfg.Lanes {
+		t.Fatalf("%d lane locations in the archive, want %d", lanes, cfg.Lanes)
+	}
+	if enters == len(guids) {
+		t.Errorf("%d tasks, none resumed after a yield", len(guids))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // This file holds the byte-level pieces of OTF2 3.0 shared by the writer and
@@ -38,6 +39,8 @@ const (
 	otf2EvtEnter         = 0x0c
 	otf2EvtLeave         = 0x0d
 	otf2EvtMetric        = 0x1f
+
+	tsLen = 1 + 8 // a TIMESTAMP record: the type and a fixed u64
 )
 
 // Global definition record types.
@@ -138,6 +141,35 @@ func appendCompressed(b []byte, v uint64) []byte {
 }
 
 func appendU64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
+
+// putU32c writes v at the start of b as appendU32c appends it and returns
+// the number of bytes it takes. b must have room for estU32 bytes: the
+// value is stored whole, and the bytes past its length are left for the
+// next field to overwrite. It is appendU32c without the append, for the
+// tracer, which encodes each event in place.
+func putU32c(b []byte, v uint32) int {
+	if v == math.MaxUint32 {
+		b[0] = 0xff
+		return 1
+	}
+	n := (bits.Len32(v) + 7) / 8
+	b[0] = byte(n)
+	binary.LittleEndian.PutUint32(b[1:estU32], v)
+	return 1 + n
+}
+
+// putU64c is putU32c for a compressed u64 (appendU64c); b must have room
+// for estU64 bytes.
+func putU64c(b []byte, v uint64) int {
+	if v == math.MaxUint64 {
+		b[0] = 0xff
+		return 1
+	}
+	n := (bits.Len64(v) + 7) / 8
+	b[0] = byte(n)
+	binary.LittleEndian.PutUint64(b[1:estU64], v)
+	return 1 + n
+}
 
 func appendString(b []byte, s string) []byte { return append(append(b, s...), 0) }
 

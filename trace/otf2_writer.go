@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -395,13 +396,13 @@ func emptyChunkedFile() []byte {
 // chunkWriter lays records out in chunks of a fixed size. Full chunks are
 // handed to flush (or kept, when flush is nil).
 type chunkWriter struct {
-	size   uint64
-	events bool // event file: count events, reserve a timestamp
 	cur    []byte
+	size   uint64
+	count  uint64 // events so far
+	events bool   // event file: count events, reserve a timestamp
+	first  uint64 // 1-based number of the chunk's first event
 	done   []byte
 	flush  func([]byte) error
-	first  uint64 // 1-based number of the chunk's first event
-	count  uint64 // events so far
 }
 
 func newChunkWriter(flush func([]byte) error, size uint64, events bool) *chunkWriter {
@@ -418,9 +419,22 @@ func (c *chunkWriter) free() int { return int(c.size) - len(c.cur) - 2 }
 // file, ts says whether a TIMESTAMP record must precede it (it always does
 // at the start of a chunk) and nEvents how many events rec holds.
 func (c *chunkWriter) record(est int, rec []byte, ts bool, t uint64, nEvents uint64) error {
+	if err := c.begin(est, ts, t); err != nil {
+		return err
+	}
+	c.cur = append(c.cur, rec...)
+	c.count += nEvents
+	return nil
+}
+
+// begin makes room in the current chunk for a record of at most est bytes,
+// starting the next chunk if needed, and for an event file writes the
+// TIMESTAMP record t that precedes it when ts says so or a chunk starts.
+// The record follows: appended, or encoded in place (room and commit).
+func (c *chunkWriter) begin(est int, ts bool, t uint64) error {
 	extra := 0
 	if c.events {
-		extra = 9
+		extra = tsLen
 	}
 	newChunk := false
 	if extra+est >= c.free() && len(c.cur) > otf2ChunkHeaderLen {
@@ -430,15 +444,29 @@ func (c *chunkWriter) record(est int, rec []byte, ts bool, t uint64, nEvents uin
 		newChunk = true
 	}
 	if extra+est >= c.free() {
-		return fmt.Errorf("otf2: record of %d bytes does not fit a chunk of %d", len(rec), c.size)
+		return fmt.Errorf("otf2: record of up to %d bytes does not fit a chunk of %d", est, c.size)
 	}
 	if c.events && (ts || newChunk) {
 		c.cur = append(c.cur, otf2EvtTimestamp)
 		c.cur = appendU64(c.cur, t)
 	}
-	c.cur = append(c.cur, rec...)
-	c.count += nEvents
 	return nil
+}
+
+// room returns the est bytes after the end of the current chunk, for a
+// record of at most est bytes to be encoded in place after begin; commit
+// then takes the n bytes the record took.
+func (c *chunkWriter) room(est int) []byte {
+	if cap(c.cur)-len(c.cur) < est {
+		c.cur = slices.Grow(c.cur, est)
+	}
+	return c.cur[len(c.cur) : len(c.cur)+est]
+}
+
+// commit adds the first n bytes of room, a record of nEvents events.
+func (c *chunkWriter) commit(n int, nEvents uint64) {
+	c.cur = c.cur[:len(c.cur)+n]
+	c.count += nEvents
 }
 
 func (c *chunkWriter) patchHeader() {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,12 +51,15 @@ type TracerConfig struct {
 // DIR/tessera.parts/LOC.json, from which MergeOTF2 writes the global
 // definitions and the mapping of each location's references to global ones.
 type Tracer struct {
-	cfg   TracerConfig
-	host  string
+	// What every event reads first, together: the logs of the lanes and
+	// of the sampler (the last one), and the clock.
+	lanes []laneLog
 	base  time.Time
 	epoch uint64 // base in ns since the Unix epoch
-	lanes []*laneLog
-	samp  *sampler
+
+	cfg  TracerConfig
+	host string
+	samp *sampler
 
 	mu      sync.Mutex // regions
 	regions map[string]uint32
@@ -65,27 +69,34 @@ type Tracer struct {
 	closeErr  error
 }
 
-// laneLog is the event log of one location.
+// laneLog is the event log of one location. What an event reads and
+// writes comes first (up to the chunk writer, whose current chunk and
+// counts lead it): about two cache lines. The log ends with a line of
+// padding: the lanes' logs, side by side in Tracer.lanes, are written from
+// different cores at once and must not share a line.
 type laneLog struct {
 	mu      sync.Mutex
-	id      uint64
-	name    string
-	path    string
-	f       *os.File
-	cw      *chunkWriter
+	last    uint64 // the time of the last event
 	events  uint64
-	first   uint64
-	last    uint64
-	written bool
-	closed  bool
-	open    bool   // a region is entered and not left
-	openRef uint32 // that region
+	lastKey nameKey // the name of the last event
+	lastRef uint32  // its reference
+	openRef uint32  // the region entered, if open
 	err     error
-	cache   map[nameKey]uint32 // region name -> locality reference
-	lastKey nameKey            // the name of the last event, and its reference
-	lastRef uint32
-	pay     []byte // scratch: attribute list payload
-	rec     []byte // scratch: the records of one event
+	written bool // an event is written
+	closed  bool
+	open    bool        // a region is entered and not left
+	cw      chunkWriter // the chunk being filled, written to f when full
+
+	first uint64
+	cache map[nameKey]uint32 // region name -> locality reference
+	pay   []byte             // scratch: a metric's payload
+	rec   []byte             // scratch: a metric's record
+	id    uint64
+	name  string
+	path  string
+	f     *os.File
+
+	_ [64]byte
 }
 
 // NewTracer opens the event files of the locality's lanes and of its
@@ -115,20 +126,19 @@ func NewTracer(cfg TracerConfig) (*Tracer, error) {
 		return nil, fmt.Errorf("trace: locality %d: %w", cfg.Locality, err)
 	}
 	now := time.Now()
-	t := &Tracer{cfg: cfg, host: host, base: now, epoch: uint64(now.UnixNano()), regions: map[string]uint32{}}
-	for lane := 0; lane <= cfg.Lanes; lane++ {
+	t := &Tracer{cfg: cfg, host: host, base: now, epoch: uint64(now.UnixNano()), regions: map[string]uint32{},
+		lanes: make([]laneLog, cfg.Lanes+1)}
+	for lane := range t.lanes {
 		name := fmt.Sprintf("locality %d lane %d", cfg.Locality, lane)
 		if lane == cfg.Lanes {
 			name = fmt.Sprintf("locality %d samples", cfg.Locality)
 		}
-		l, err := t.openLane(uint64(cfg.Locality)<<32|uint64(lane), name)
-		if err != nil {
-			for _, o := range t.lanes {
-				o.f.Close()
+		if err := t.openLane(&t.lanes[lane], uint64(cfg.Locality)<<32|uint64(lane), name); err != nil {
+			for i := range lane {
+				t.lanes[i].f.Close()
 			}
 			return nil, err
 		}
-		t.lanes = append(t.lanes, l)
 	}
 	// A part left by an earlier run in the same directory is not this one's.
 	if err := os.Remove(partPath(cfg.Dir, cfg.Locality)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -148,23 +158,31 @@ func (t *Tracer) StartSampler(every time.Duration, counters func() RuntimeSample
 	if every == 0 {
 		every = DefaultSampleEvery
 	}
-	t.samp = startSampler(t, t.lanes[t.cfg.Lanes], every, counters)
+	t.samp = startSampler(t, &t.lanes[t.cfg.Lanes], every, counters)
 }
 
-func (t *Tracer) openLane(id uint64, name string) (*laneLog, error) {
+// openLane creates the event file of location id and makes l its log.
+func (t *Tracer) openLane(l *laneLog, id uint64, name string) error {
 	path := filepath.Join(t.cfg.Dir, ArchiveName, strconv.FormatUint(id, 10)+".evt")
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace: locality %d: %w", t.cfg.Locality, err)
+		return fmt.Errorf("trace: locality %d: %w", t.cfg.Locality, err)
 	}
-	l := &laneLog{id: id, name: name, path: path, f: f, cache: map[nameKey]uint32{},
-		pay: make([]byte, 0, 64), rec: make([]byte, 0, 128)}
-	l.cw = newChunkWriter(func(b []byte) error {
+	l.init(id, name, path, f, t.cfg.EvtChunkSize, func(b []byte) error {
 		_, err := f.Write(b)
 		return err
-	}, t.cfg.EvtChunkSize, true)
-	l.cw.cur = append(make([]byte, 0, t.cfg.EvtChunkSize), l.cw.cur...)
-	return l, nil
+	})
+	return nil
+}
+
+// init makes l the log of location id, whose full chunks of size bytes go
+// to flush.
+func (l *laneLog) init(id uint64, name, path string, f *os.File, size uint64, flush func([]byte) error) {
+	l.id, l.name, l.path, l.f = id, name, path, f
+	l.cache = map[nameKey]uint32{}
+	l.pay, l.rec = make([]byte, 0, 64), make([]byte, 0, 128)
+	l.cw = *newChunkWriter(flush, size, true)
+	l.cw.cur = append(make([]byte, 0, size), l.cw.cur...)
 }
 
 // Locality is the locality whose part this tracer writes.
@@ -178,10 +196,10 @@ func (t *Tracer) now() uint64 { return t.epoch + uint64(time.Since(t.base)) }
 // name on lane: at its start, or when it resumes after a yield. It carries
 // the attributes GUID and Parent GUID.
 func (t *Tracer) Enter(lane int, name string, guid, parent uint64) {
-	if lane < 0 || lane >= t.cfg.Lanes {
+	if lane < 0 || lane >= len(t.lanes)-1 { // the last is the sampler's
 		return
 	}
-	l := t.lanes[lane]
+	l := &t.lanes[lane]
 	l.mu.Lock()
 	if !l.closed {
 		l.enter(t.now(), t.lookup(l, name), guid, parent)
@@ -192,10 +210,10 @@ func (t *Tracer) Enter(lane int, name string, guid, parent uint64) {
 // Leave records that the task left its region on lane: it ended, or it
 // yielded the lane while it waits.
 func (t *Tracer) Leave(lane int, name string) {
-	if lane < 0 || lane >= t.cfg.Lanes {
+	if lane < 0 || lane >= len(t.lanes)-1 {
 		return
 	}
-	l := t.lanes[lane]
+	l := &t.lanes[lane]
 	l.mu.Lock()
 	if !l.closed {
 		l.leave(t.now(), t.lookup(l, name))
@@ -260,18 +278,37 @@ func RegionName(name string) string {
 	return name
 }
 
-// put appends one event record (rec, upper bound est) at time t; times
-// never go backwards on a location.
-func (l *laneLog) put(t uint64, est int, rec []byte) {
+// begin starts an event of at most est bytes at time t, which becomes the
+// time of the previous event if it is earlier: times never go backwards on
+// a location. It returns the room to encode the event in, for
+// l.cw.commit, or nil after a write error.
+func (l *laneLog) begin(t uint64, est int) []byte {
+	c := &l.cw
+	n := len(c.cur)
+	if l.written && l.err == nil && tsLen+est < c.free() && n+tsLen+est <= cap(c.cur) {
+		// The chunk has room (what c.begin checks first) and holds an
+		// event already: the TIMESTAMP record, if the time moved on, and
+		// the event go right here.
+		if t > l.last {
+			b := c.cur[n : n+tsLen]
+			b[0] = otf2EvtTimestamp
+			binary.LittleEndian.PutUint64(b[1:], t)
+			n += tsLen
+			c.cur = c.cur[:n]
+			l.last = t
+		}
+		l.events++
+		return c.cur[n : n+est]
+	}
 	if l.err != nil {
-		return
+		return nil
 	}
 	if l.written && t < l.last {
 		t = l.last
 	}
-	if err := l.cw.record(est, rec, !l.written || t > l.last, t, 1); err != nil {
+	if err := c.begin(est, !l.written || t > l.last, t); err != nil {
 		l.err = fmt.Errorf("trace: %s: %w", l.path, err)
-		return
+		return nil
 	}
 	if !l.written {
 		l.first = t
@@ -279,27 +316,56 @@ func (l *laneLog) put(t uint64, est int, rec []byte) {
 	l.written = true
 	l.last = t
 	l.events++
+	return c.room(est)
 }
 
-const enterAttrEst = estU32 + 2*(estU32+estU8+estU64)
+// put appends one event record (rec, upper bound est) at time t.
+func (l *laneLog) put(t uint64, est int, rec []byte) {
+	if b := l.begin(t, est); b != nil {
+		l.cw.commit(copy(b, rec), 1)
+	}
+}
 
+// The upper bounds of a task's events: an Enter with its attribute list
+// (whose payload's bound, enterAttrEst, is below 255, so its length is one
+// byte), and a Leave.
+const (
+	enterAttrEst = estU32 + 2*(estU32+estU8+estU64)
+	enterEst     = 1 + 1 + enterAttrEst + 1 + estU32
+	leaveEst     = 1 + estU32
+)
+
+// enter appends an Enter of region with the attributes GUID and Parent
+// GUID, encoded in place: an ATTRIBUTE_LIST record (the number of
+// attributes, then each one's reference, type and value) and the ENTER
+// record.
 func (l *laneLog) enter(t uint64, region uint32, guid, parent uint64) {
-	p := appendU32c(l.pay[:0], 2)
-	p = append(appendU32c(p, attrGUIDRef), byte(OTF2TypeUint64))
-	p = appendU64c(p, guid)
-	p = append(appendU32c(p, attrParentRef), byte(OTF2TypeUint64))
-	p = appendU64c(p, parent)
-	r := appendRecord(l.rec[:0], otf2EvtAttributeList, enterAttrEst, p)
-	r = appendU32c(append(r, otf2EvtEnter), region)
-	l.pay, l.rec = p, r
-	l.put(t, recordEstimate(enterAttrEst)+1+estU32, r)
+	if b := l.begin(t, enterEst); b != nil {
+		b[0] = otf2EvtAttributeList
+		n := 2 // b[1] is the payload's length
+		n += putU32c(b[n:], 2)
+		n += putU32c(b[n:], attrGUIDRef)
+		b[n] = byte(OTF2TypeUint64)
+		n++
+		n += putU64c(b[n:], guid)
+		n += putU32c(b[n:], attrParentRef)
+		b[n] = byte(OTF2TypeUint64)
+		n++
+		n += putU64c(b[n:], parent)
+		b[1] = byte(n - 2)
+		b[n] = otf2EvtEnter
+		n++
+		n += putU32c(b[n:], region)
+		l.cw.commit(n, 1)
+	}
 	l.open, l.openRef = true, region
 }
 
 func (l *laneLog) leave(t uint64, region uint32) {
-	r := appendU32c(append(l.rec[:0], otf2EvtLeave), region)
-	l.rec = r
-	l.put(t, 1+estU32, r)
+	if b := l.begin(t, leaveEst); b != nil {
+		b[0] = otf2EvtLeave
+		l.cw.commit(1+putU32c(b[1:], region), 1)
+	}
 	l.open = false
 }
 
@@ -347,8 +413,8 @@ func (t *Tracer) Close() error {
 			t.samp.stop()
 		}
 		var errs []error
-		for _, l := range t.lanes {
-			if err := l.close(t.now()); err != nil {
+		for i := range t.lanes {
+			if err := t.lanes[i].close(t.now()); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -361,7 +427,8 @@ func (t *Tracer) Close() error {
 			Regions:      append([]string(nil), t.names...),
 		}
 		t.mu.Unlock()
-		for i, l := range t.lanes {
+		for i := range t.lanes {
+			l := &t.lanes[i]
 			part.Locations = append(part.Locations, partLocation{ID: l.id, Name: l.name, Events: l.events,
 				First: l.first, Last: l.last, Sampler: i == t.cfg.Lanes})
 		}
