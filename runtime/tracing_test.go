@@ -67,13 +67,7 @@ func TestTracingLocalJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := trace.ReadOTF2(filepath.Join(dir, trace.ArchiveName+".otf2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := trace.CheckOTF2(a); len(p) > 0 {
-		t.Fatalf("CheckOTF2: %d problems, first: %s", len(p), p[0])
-	}
+	a := readCheckedArchive(t, dir)
 	tasks := map[uint64]string{}
 	parents := map[uint64]uint64{}
 	enters := 0
@@ -207,13 +201,7 @@ func TestTracerSeesWhatTheObserverSees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := trace.ReadOTF2(filepath.Join(dir, trace.ArchiveName+".otf2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := trace.CheckOTF2(a); len(p) > 0 {
-		t.Fatalf("CheckOTF2: %d problems, first: %s", len(p), p[0])
-	}
+	a := readCheckedArchive(t, dir)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	lanes, enters, guids := 0, 0, map[uint64]bool{}
@@ -266,4 +254,18 @@ func TestTracerSeesWhatTheObserverSees(t *testing.T) {
 	if enters == len(guids) {
 		t.Errorf("%d tasks, none resumed after a yield", len(guids))
 	}
+}
+
+// readCheckedArchive reads the job's OTF2 archive in dir and fails the
+// test if it cannot, or if trace.CheckOTF2 finds a problem in it.
+func readCheckedArchive(t *testing.T, dir string) *trace.OTF2Archive {
+	t.Helper()
+	a, err := trace.ReadOTF2(filepath.Join(dir, trace.ArchiveName+".otf2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := trace.CheckOTF2(a); len(p) > 0 {
+		t.Fatalf("CheckOTF2: %d problems, first: %s", len(p), p[0])
+	}
+	return a
 }
