@@ -35,7 +35,7 @@ export tessera="$work/tessera"
 mkdir -p "$RESULTS"
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-pure=$(go run ./cmd/tessera info | sed -n 's/^blas *//p')
+pure=$("$tessera" info | sed -n 's/^blas *//p')
 blas="$pure only: OpenBLAS (libopenblas-dev, liblapacke-dev) was not found, so no -tags openblas figures"
 if ob=$(go run -tags openblas ./cmd/tessera info 2>/dev/null | sed -n 's/^blas *//p') && [ -n "$ob" ]; then
 	blas="$pure and, in the rows that say openblas, $ob"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // This file holds the byte-level pieces of OTF2 3.0 shared by the writer and
@@ -125,19 +126,11 @@ func appendI64c(b []byte, v int64) []byte {
 	return appendCompressed(b, uint64(v))
 }
 
+// appendCompressed appends v as a length byte and its low-order bytes
+// (putCompressed).
 func appendCompressed(b []byte, v uint64) []byte {
-	if v == 0 {
-		return append(b, 0)
-	}
-	n := 0
-	for x := v; x != 0; x >>= 8 {
-		n++
-	}
-	b = append(b, byte(n))
-	for i := 0; i < n; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
-	return b
+	b = slices.Grow(b, estU64)
+	return b[:len(b)+putCompressed(b[len(b):len(b)+estU64], v)]
 }
 
 func appendU64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
@@ -165,6 +158,13 @@ func putU64c(b []byte, v uint64) int {
 		b[0] = 0xff
 		return 1
 	}
+	return putCompressed(b, v)
+}
+
+// putCompressed writes v at the start of b as a length byte and its
+// low-order bytes (none for 0) and returns the number of bytes that
+// takes; b must have room for estU64 bytes, the value being stored whole.
+func putCompressed(b []byte, v uint64) int {
 	n := (bits.Len64(v) + 7) / 8
 	b[0] = byte(n)
 	binary.LittleEndian.PutUint64(b[1:estU64], v)
