@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/mat"
 )
@@ -128,7 +129,7 @@ func FromGlobal(e *Env, shape []int, l Layout, global []float64) (*Array, error)
 		return nil, e.errorf("FromGlobal", "array %s of shape %v has %d elements, got %d", ann.FullName(), shape, want, len(global))
 	}
 	h := ann.Local().Halo
-	data := make([]float64, h.Size())
+	data := hugepage.Float64s(h.Size())
 	walk(shape, h, h, func(local, g int) { data[local] = global[g] })
 	return e.newArray("FromGlobal", ann, data)
 }

@@ -6,8 +6,10 @@ import (
 
 // BenchmarkConv1DLocal times one locality's convolution of the (2000, 80,
 // 3) array of Listing 2 with a (10, 3, 100) kernel, valid padding: the
-// im2col matrix and one Gemm, on the calling goroutine.
+// im2col blocks and their Gemms, on the calling goroutine, with the BLAS of
+// the build (as Register sets it).
 func BenchmarkConv1DLocal(b *testing.B) {
+	useBLAS()
 	const pages, steps, in, k, out = 2000, 80, 3, 10, 100
 	x := globalData([]int{pages, steps, in}, 1, 0, 1)
 	w := globalData([]int{k, in, out}, 2, 0, 1)

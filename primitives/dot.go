@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -105,7 +106,7 @@ func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fut
 			return nil, err
 		}
 		h := t.Tiles[e.Locality()].Halo
-		data := make([]float64, h.Size())
+		data := hugepage.Float64s(h.Size())
 		rows := h[0].Len()
 		if rows > 0 && xs[1] > 0 {
 			A := blas64.General{Rows: rows, Cols: xs[1], Data: x.data, Stride: xs[1]}
@@ -138,7 +139,7 @@ func (e *Env) blockOf(ctx context.Context, op string, y *Array, b annotate.Block
 	if h.Equal(b) {
 		return y.data, nil
 	}
-	out := make([]float64, b.Size())
+	out := hugepage.Float64s(b.Size())
 	if len(out) == 0 {
 		return out, nil
 	}

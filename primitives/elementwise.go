@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -26,7 +27,7 @@ func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn
 		if err := x.live(e, op); err != nil {
 			return nil, err
 		}
-		data := make([]float64, len(x.data))
+		data := hugepage.Float64s(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v)
 		}
@@ -46,7 +47,7 @@ func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array],
 		if err := conformable(e, op, x, y); err != nil {
 			return nil, err
 		}
-		data := make([]float64, len(x.data))
+		data := hugepage.Float64s(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v, y.data[i])
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -20,7 +21,7 @@ func generate(e *Env, op string, shape []int, l Layout, at func(g int) float64) 
 		return runtime.MakeFailed[*Array](err)
 	}
 	h := ann.Local().Halo
-	data := make([]float64, h.Size())
+	data := hugepage.Float64s(h.Size())
 	walk(ann.Tiling.Shape, h, h, func(local, g int) { data[local] = at(g) })
 	a, err := e.newArray(op, ann, data)
 	if err != nil {

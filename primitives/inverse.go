@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -129,9 +130,9 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 		return -1
 	}
 
-	w := make([]float64, mi*n) // the rows of A, eliminated
+	w := hugepage.Float64s(mi * n) // the rows of A, eliminated
 	copy(w, own)
-	xi := make([]float64, mi*n) // the rows of X, from the identity
+	xi := hugepage.Float64s(mi * n) // the rows of X, from the identity
 	for i := range mi {
 		xi[i*n+r0+i] = 1
 	}
@@ -244,7 +245,7 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 	if err != nil {
 		return nil, e.wrap(g.op, err)
 	}
-	out := make([]float64, mi*n) // counted by newArray
+	out := hugepage.Float64s(mi * n) // counted by newArray
 	next := make([]int, p)
 	for k := r0; k < r0+mi; k++ {
 		src := owner(pivots[k])

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -81,7 +82,7 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		}
 		// C's tile is counted while it is computed; newArray counts it
 		// from then on.
-		data := make([]float64, ann.Local().Owned.Size())
+		data := hugepage.Float64s(ann.Local().Owned.Size())
 		e.track(int64(8 * len(data)))
 		base := fmt.Sprintf("%s/cannonproduct~%d", CommunicatorName, k)
 		if p.square {

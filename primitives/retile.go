@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -39,7 +40,7 @@ func Retile(ctx context.Context, e *Env, a *runtime.Future[*Array], l Layout) *r
 		}
 		here := e.Locality()
 		h := t.Tiles[here].Halo
-		data := make([]float64, h.Size())
+		data := hugepage.Float64s(h.Size())
 		if err := e.fillPieces(ctx, x, pieces, h, data); err != nil {
 			return nil, e.wrap(op, err)
 		}
@@ -68,7 +69,7 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 			fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, data[off:off+p.Block.Size()]), block: p.Block})
 			continue
 		}
-		fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, make([]float64, p.Block.Size())), block: p.Block, scatter: true})
+		fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, hugepage.Float64s(p.Block.Size())), block: p.Block, scatter: true})
 	}
 	for _, p := range pieces {
 		if p.To == here && p.Local() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -108,7 +109,7 @@ func slice(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], pi
 				pieces = append(pieces, annotate.Piece{From: i, To: e.Locality(), Block: p})
 			}
 		}
-		data := make([]float64, h.Size())
+		data := hugepage.Float64s(h.Size())
 		if err := e.fillPieces(ctx, x, pieces, src, data); err != nil {
 			return nil, e.wrap(op, err)
 		}

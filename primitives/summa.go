@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -145,7 +146,7 @@ func (s *summaRun) post(k0, k1 int) *summaPanel {
 		if w == kA {
 			pa.sent = borrowed(s.ownA.data)
 		} else {
-			buf := make([]float64, s.mi*w)
+			buf := hugepage.Float64s(s.mi * w)
 			for r := range s.mi {
 				copy(buf[r*w:(r+1)*w], s.ownA.data[r*kA+k0-a0:])
 			}

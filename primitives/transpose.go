@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -21,7 +22,7 @@ func Transpose(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 		}
 		ann := derivedAnnotation(k, x)
 		ann.Tiling = ann.Tiling.Transpose()
-		data := make([]float64, len(x.data))
+		data := hugepage.Float64s(len(x.data))
 		// The tile's extents, padded to 3-D: (p, r, c) -> (c, r, p).
 		_, hs := pad3(x.ann.Tiling.Shape, x.ann.Local().Halo)
 		np, nr, nc := hs[0].Len(), hs[1].Len(), hs[2].Len()

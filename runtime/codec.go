@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tinylib/msgp/msgp"
 )
@@ -79,7 +80,7 @@ func codecFor[T any]() (codec[T], error) {
 				}
 				f := parcel.BytesFloat64(c[0])
 				if f == nil && len(c[0]) > 0 { // unaligned memory: copy
-					f = make([]float64, len(c[0])/8)
+					f = hugepage.Float64s(len(c[0]) / 8)
 					copy(parcel.Float64Bytes(f), c[0])
 				}
 				if f == nil {

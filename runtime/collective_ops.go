@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/tessera-amt/tessera/internal/hugepage"
 )
 
 // RingThresholdBytes is the payload size from which AllReduce and AllGather
@@ -176,13 +178,13 @@ func (c *Communicator) AllGather(ctx context.Context, data []float64) *Future[[]
 	return startOp(ctx, c, opAllGather, uint64(m), uint64(m), func(r *opRun) ([]float64, error) {
 		p, me := c.Size(), c.here
 		if ring {
-			out := make([]float64, p*m)
+			out := hugepage.Float64s(p * m)
 			copy(out[me*m:], data)
 			err := r.ringShare(out, 0, func(j int) (int, int) { return j * m, (j + 1) * m }, 0)
 			return out, err
 		}
 		// Bruck: buf holds the blocks of sites me, me+1, ... (mod p).
-		buf := make([]float64, m, p*m)
+		buf := hugepage.Float64s(p * m)[:m]
 		copy(buf, data)
 		for dist, step := 1, uint32(0); dist < p; dist, step = dist<<1, step+1 {
 			k := min(dist, p-dist)
@@ -196,7 +198,7 @@ func (c *Communicator) AllGather(ctx context.Context, data []float64) *Future[[]
 			buf = append(buf, v...)
 			r.recycle(v)
 		}
-		out := make([]float64, p*m)
+		out := hugepage.Float64s(p * m)
 		for i := range p {
 			s := (me + i) % p
 			copy(out[s*m:(s+1)*m], buf[i*m:(i+1)*m])
@@ -275,7 +277,7 @@ func (c *Communicator) Broadcast(ctx context.Context, data []float64) *Future[[]
 			if len(data) != hi-lo {
 				return nil, fmt.Errorf("broadcast message of %d elements, want %d", len(data), hi-lo)
 			}
-			buf = make([]float64, n)
+			buf = hugepage.Float64s(n)
 			copy(buf[lo:hi], data)
 		}
 		for mask >>= 1; mask > 0; mask >>= 1 {
@@ -326,7 +328,7 @@ func (c *Communicator) Gather(ctx context.Context, data []float64) *Future[[]flo
 		if low := rel & -rel; low > 0 {
 			subtree = min(low, subtree)
 		}
-		buf := make([]float64, m, subtree*m) // blocks of relative ranks rel, rel+1, ...
+		buf := hugepage.Float64s(subtree * m)[:m] // blocks of relative ranks rel, rel+1, ...
 		copy(buf, data)
 		for mask := 1; mask < p; mask <<= 1 {
 			if rel&mask != 0 {
@@ -341,7 +343,7 @@ func (c *Communicator) Gather(ctx context.Context, data []float64) *Future[[]flo
 				r.recycle(v)
 			}
 		}
-		out := make([]float64, p*m)
+		out := hugepage.Float64s(p * m)
 		for i := range p {
 			s := c.abs(i)
 			copy(out[s*m:(s+1)*m], buf[i*m:(i+1)*m])
@@ -368,7 +370,7 @@ func (c *Communicator) Scatter(ctx context.Context, data []float64) *Future[[]fl
 				return nil, fmt.Errorf("the root's %d elements do not split into %d equal blocks", len(data), p)
 			}
 			m = len(data) / p
-			buf = make([]float64, len(data))
+			buf = hugepage.Float64s(len(data))
 			for i := range p {
 				s := c.abs(i)
 				copy(buf[i*m:(i+1)*m], data[s*m:(s+1)*m])
@@ -444,7 +446,7 @@ func (c *Communicator) ExclusiveScan(ctx context.Context, data []float64, init f
 		if err != nil {
 			return nil, err
 		}
-		out := make([]float64, len(data))
+		out := hugepage.Float64s(len(data))
 		for i := range out {
 			out[i] = init
 			if excl != nil {
@@ -498,7 +500,7 @@ func (c *Communicator) AllToAll(ctx context.Context, data []float64) *Future[[]f
 			return nil, fmt.Errorf("%d elements do not split into %d equal blocks", len(data), p)
 		}
 		m := len(data) / p
-		out := make([]float64, len(data))
+		out := hugepage.Float64s(len(data))
 		copy(out[me*m:(me+1)*m], data[me*m:(me+1)*m])
 		for i := 1; i < p; i++ {
 			to := (me + i) % p

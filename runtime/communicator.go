@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tinylib/msgp/msgp"
 )
@@ -536,7 +537,7 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 		}
 		msg.data = parcel.BytesFloat64(c)
 		if msg.data == nil { // unaligned: copy
-			msg.data = make([]float64, len(c)/8)
+			msg.data = hugepage.Float64s(len(c) / 8)
 			copy(parcel.Float64Bytes(msg.data), c)
 		}
 	}

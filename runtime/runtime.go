@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tessera-amt/tessera/trace"
 )
@@ -374,7 +375,7 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 		return b
 	}
 	if n%8 == 0 {
-		return parcel.Float64Bytes(make([]float64, n/8))
+		return parcel.Float64Bytes(hugepage.Float64s(n / 8))
 	}
 	return make([]byte, n)
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
@@ -67,7 +68,7 @@ func main() {
 
 // randomMatrix returns an r x c matrix of uniform random values.
 func randomMatrix(rng *rand.Rand, r, c int) blas64.General {
-	m := blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+	m := blas64.General{Rows: r, Cols: c, Stride: c, Data: hugepage.Float64s(r * c)}
 	for i := range m.Data {
 		m.Data[i] = rng.Float64()
 	}
@@ -78,7 +79,7 @@ func randomMatrix(rng *rand.Rand, r, c int) blas64.General {
 func oneDgemm(n int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	a, b := randomMatrix(rng, n, n), randomMatrix(rng, n, n)
-	c := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
+	c := blas64.General{Rows: n, Cols: n, Stride: n, Data: hugepage.Float64s(n * n)}
 	start := time.Now()
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c)
 	s := time.Since(start).Seconds()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -116,7 +117,7 @@ func tileProcess(m, q int, seed uint64, in io.Reader, out io.Writer) error {
 			return fmt.Errorf("tile process: got %q, %v; want \"go\"", line, err)
 		}
 		start := time.Now()
-		c := blas64.General{Rows: m, Cols: m, Stride: m, Data: make([]float64, m*m)}
+		c := blas64.General{Rows: m, Cols: m, Stride: m, Data: hugepage.Float64s(m * m)}
 		for s := range q {
 			beta := 1.0
 			if s == 0 {
