@@ -23,12 +23,31 @@ type ParcelUnmarshaler interface {
 }
 
 // codec encodes values of one type for parcels. It is chosen once, when an
-// action is registered. encode appends v's small part to args and its
-// chunks to chunks, so a caller with room for both allocates neither.
+// action is registered, and is a plain value: choosing one allocates
+// nothing, so layers above the runtime (NewCodec) may choose one per
+// message. encode appends v's small part to args and its chunks to chunks,
+// so a caller with room for both allocates neither.
 type codec[T any] struct {
-	encode func(v T, args []byte, chunks [][]byte) ([]byte, [][]byte, error)
-	decode func(args []byte, chunks [][]byte) (T, error)
+	kind codecKind
+	// A named type over a basic kind (kindNamed): its reflection-based
+	// encoding (namedBasicCodec).
+	enc func(v reflect.Value, b []byte) []byte
+	dec func(b []byte, v reflect.Value) error
 }
+
+// codecKind is how a codec encodes its type.
+type codecKind uint8
+
+const (
+	kindNone       codecKind = iota // the zero codec: T cannot travel
+	kindParcel                      // ParcelMarshaler and ParcelUnmarshaler
+	kindMsgp                        // msgp.Marshaler and msgp.Unmarshaler
+	kindFloat64s                    // []float64, one raw chunk
+	kindBytes                       // []byte, one raw chunk
+	kindEmpty                       // struct{}: nothing
+	kindBasic                       // a basic type, msgp-encoded
+	kindNamed                       // a named type over a basic kind
+)
 
 // codecFor picks the codec of T: types with ParcelMarshaler, msgp types
 // (go generate), []float64 and []byte as raw chunks, basic types and
@@ -36,82 +55,24 @@ type codec[T any] struct {
 func codecFor[T any]() (codec[T], error) {
 	var zero T
 	if _, ok := any(zero).(ParcelMarshaler); ok {
-		if _, ok := any(&zero).(ParcelUnmarshaler); ok {
-			return codec[T]{
-				encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
-					b, own, err := any(v).(ParcelMarshaler).MarshalParcel(b)
-					return b, append(c, own...), err
-				},
-				decode: func(b []byte, c [][]byte) (T, error) {
-					var v T
-					err := any(&v).(ParcelUnmarshaler).UnmarshalParcel(b, c)
-					return v, err
-				},
-			}, nil
+		if _, ok := any(new(T)).(ParcelUnmarshaler); ok {
+			return codec[T]{kind: kindParcel}, nil
 		}
 	}
 	if _, ok := any(zero).(msgp.Marshaler); ok {
-		if _, ok := any(&zero).(msgp.Unmarshaler); ok {
-			return codec[T]{
-				encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
-					b, err := any(v).(msgp.Marshaler).MarshalMsg(b)
-					return b, c, err
-				},
-				decode: func(b []byte, _ [][]byte) (T, error) {
-					var v T
-					_, err := any(&v).(msgp.Unmarshaler).UnmarshalMsg(b)
-					return v, err
-				},
-			}, nil
+		if _, ok := any(new(T)).(msgp.Unmarshaler); ok {
+			return codec[T]{kind: kindMsgp}, nil
 		}
 	}
 	switch any(zero).(type) {
 	case []float64:
-		return codec[T]{
-			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
-				return b, append(c, parcel.Float64Bytes(any(v).([]float64))), nil
-			},
-			decode: func(_ []byte, c [][]byte) (T, error) {
-				if len(c) != 1 {
-					return zero, fmt.Errorf("want 1 chunk of float64, got %d", len(c))
-				}
-				if len(c[0])%8 != 0 {
-					return zero, fmt.Errorf("chunk of %d bytes is not a whole number of float64", len(c[0]))
-				}
-				f := parcel.BytesFloat64(c[0])
-				if f == nil && len(c[0]) > 0 { // unaligned memory: copy
-					f = hugepage.Float64s(len(c[0]) / 8)
-					copy(parcel.Float64Bytes(f), c[0])
-				}
-				if f == nil {
-					f = []float64{}
-				}
-				return any(f).(T), nil
-			},
-		}, nil
+		return codec[T]{kind: kindFloat64s}, nil
 	case []byte:
-		return codec[T]{
-			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) { return b, append(c, any(v).([]byte)), nil },
-			decode: func(_ []byte, c [][]byte) (T, error) {
-				if len(c) != 1 {
-					return zero, fmt.Errorf("want 1 chunk of bytes, got %d", len(c))
-				}
-				return any(c[0]).(T), nil
-			},
-		}, nil
+		return codec[T]{kind: kindBytes}, nil
 	case struct{}:
-		return codec[T]{
-			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) { return b, c, nil },
-			decode: func([]byte, [][]byte) (T, error) { return zero, nil },
-		}, nil
+		return codec[T]{kind: kindEmpty}, nil
 	case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
-		return codec[T]{
-			encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
-				b, err := msgp.AppendIntf(b, any(v))
-				return b, c, err
-			},
-			decode: func(b []byte, _ [][]byte) (T, error) { return decodeBasic[T](b) },
-		}, nil
+		return codec[T]{kind: kindBasic}, nil
 	}
 	if c, ok := namedBasicCodec[T](); ok {
 		return c, nil
@@ -120,44 +81,164 @@ func codecFor[T any]() (codec[T], error) {
 		"a msgp type (go generate), or implement ParcelMarshaler/ParcelUnmarshaler", reflect.TypeFor[T]())
 }
 
-func decodeBasic[T any](b []byte) (T, error) {
+// encode appends v's small part to b and its chunks to c.
+func (k codec[T]) encode(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) {
+	switch k.kind {
+	case kindParcel:
+		b, own, err := any(v).(ParcelMarshaler).MarshalParcel(b)
+		return b, append(c, own...), err
+	case kindMsgp:
+		b, err := any(v).(msgp.Marshaler).MarshalMsg(b)
+		return b, c, err
+	case kindFloat64s:
+		return b, append(c, parcel.Float64Bytes(any(v).([]float64))), nil
+	case kindBytes:
+		return b, append(c, any(v).([]byte)), nil
+	case kindEmpty:
+		return b, c, nil
+	case kindBasic:
+		return encodeBasic(b, v), c, nil
+	case kindNamed:
+		return k.enc(reflect.ValueOf(v), b), c, nil
+	}
+	return b, c, fmt.Errorf("type %v cannot travel in a parcel", reflect.TypeFor[T]())
+}
+
+// decode rebuilds a value from what encode produced.
+func (k codec[T]) decode(b []byte, c [][]byte) (T, error) {
 	var v T
-	var out any
-	var err error
-	switch any(v).(type) {
-	case string:
-		out, _, err = msgp.ReadStringBytes(b)
-	case bool:
-		out, _, err = msgp.ReadBoolBytes(b)
-	case int:
-		out, _, err = msgp.ReadIntBytes(b)
-	case int8:
-		out, _, err = msgp.ReadInt8Bytes(b)
-	case int16:
-		out, _, err = msgp.ReadInt16Bytes(b)
-	case int32:
-		out, _, err = msgp.ReadInt32Bytes(b)
-	case int64:
-		out, _, err = msgp.ReadInt64Bytes(b)
-	case uint:
-		out, _, err = msgp.ReadUintBytes(b)
-	case uint8:
-		out, _, err = msgp.ReadUint8Bytes(b)
-	case uint16:
-		out, _, err = msgp.ReadUint16Bytes(b)
-	case uint32:
-		out, _, err = msgp.ReadUint32Bytes(b)
-	case uint64:
-		out, _, err = msgp.ReadUint64Bytes(b)
-	case float32:
-		out, _, err = msgp.ReadFloat32Bytes(b)
-	case float64:
-		out, _, err = msgp.ReadFloat64Bytes(b)
-	}
-	if err != nil {
+	switch k.kind {
+	case kindParcel:
+		return decodeParcel[T](b, c)
+	case kindMsgp:
+		return decodeMsgp[T](b)
+	case kindFloat64s:
+		if len(c) != 1 {
+			return v, fmt.Errorf("want 1 chunk of float64, got %d", len(c))
+		}
+		if len(c[0])%8 != 0 {
+			return v, fmt.Errorf("chunk of %d bytes is not a whole number of float64", len(c[0]))
+		}
+		f := parcel.BytesFloat64(c[0])
+		if f == nil && len(c[0]) > 0 { // unaligned memory: copy
+			f = hugepage.Float64s(len(c[0]) / 8)
+			copy(parcel.Float64Bytes(f), c[0])
+		}
+		if f == nil {
+			f = []float64{}
+		}
+		*any(&v).(*[]float64) = f
+		return v, nil
+	case kindBytes:
+		if len(c) != 1 {
+			return v, fmt.Errorf("want 1 chunk of bytes, got %d", len(c))
+		}
+		*any(&v).(*[]byte) = c[0]
+		return v, nil
+	case kindEmpty:
+		return v, nil
+	case kindBasic:
+		err := decodeBasic(b, any(&v))
 		return v, err
+	case kindNamed:
+		return decodeNamed[T](b, k.dec)
 	}
-	return out.(T), nil
+	return v, fmt.Errorf("type %v cannot travel in a parcel", reflect.TypeFor[T]())
+}
+
+// decodeParcel, decodeMsgp and decodeNamed decode through a pointer to
+// the value (T's methods, reflection): functions of their own, so that
+// only these kinds' values move to the heap.
+func decodeParcel[T any](b []byte, c [][]byte) (T, error) {
+	var v T
+	err := any(&v).(ParcelUnmarshaler).UnmarshalParcel(b, c)
+	return v, err
+}
+
+func decodeMsgp[T any](b []byte) (T, error) {
+	var v T
+	_, err := any(&v).(msgp.Unmarshaler).UnmarshalMsg(b)
+	return v, err
+}
+
+func decodeNamed[T any](b []byte, dec func([]byte, reflect.Value) error) (T, error) {
+	var v T
+	err := dec(b, reflect.ValueOf(&v).Elem())
+	return v, err
+}
+
+// encodeBasic appends v, of a basic type, msgp-encoded.
+func encodeBasic[T any](b []byte, v T) []byte {
+	switch x := any(v).(type) {
+	case string:
+		return msgp.AppendString(b, x)
+	case bool:
+		return msgp.AppendBool(b, x)
+	case int:
+		return msgp.AppendInt(b, x)
+	case int8:
+		return msgp.AppendInt8(b, x)
+	case int16:
+		return msgp.AppendInt16(b, x)
+	case int32:
+		return msgp.AppendInt32(b, x)
+	case int64:
+		return msgp.AppendInt64(b, x)
+	case uint:
+		return msgp.AppendUint(b, x)
+	case uint8:
+		return msgp.AppendUint8(b, x)
+	case uint16:
+		return msgp.AppendUint16(b, x)
+	case uint32:
+		return msgp.AppendUint32(b, x)
+	case uint64:
+		return msgp.AppendUint64(b, x)
+	case float32:
+		return msgp.AppendFloat32(b, x)
+	case float64:
+		return msgp.AppendFloat64(b, x)
+	}
+	panic(fmt.Sprintf("encodeBasic of %T", v)) // codecFor chose kindBasic for these types only
+}
+
+// decodeBasic reads *v, v a pointer to a basic type, msgp-encoded. It is
+// not generic, so v's target can stay on its caller's stack.
+func decodeBasic(b []byte, v any) error {
+	var err error
+	switch p := v.(type) {
+	case *string:
+		*p, _, err = msgp.ReadStringBytes(b)
+	case *bool:
+		*p, _, err = msgp.ReadBoolBytes(b)
+	case *int:
+		*p, _, err = msgp.ReadIntBytes(b)
+	case *int8:
+		*p, _, err = msgp.ReadInt8Bytes(b)
+	case *int16:
+		*p, _, err = msgp.ReadInt16Bytes(b)
+	case *int32:
+		*p, _, err = msgp.ReadInt32Bytes(b)
+	case *int64:
+		*p, _, err = msgp.ReadInt64Bytes(b)
+	case *uint:
+		*p, _, err = msgp.ReadUintBytes(b)
+	case *uint8:
+		*p, _, err = msgp.ReadUint8Bytes(b)
+	case *uint16:
+		*p, _, err = msgp.ReadUint16Bytes(b)
+	case *uint32:
+		*p, _, err = msgp.ReadUint32Bytes(b)
+	case *uint64:
+		*p, _, err = msgp.ReadUint64Bytes(b)
+	case *float32:
+		*p, _, err = msgp.ReadFloat32Bytes(b)
+	case *float64:
+		*p, _, err = msgp.ReadFloat64Bytes(b)
+	default:
+		panic("decodeBasic: not a pointer to a basic type") // codecFor chose kindBasic for these types only
+	}
+	return err
 }
 
 // namedBasicCodec encodes named types over basic kinds (type GID uint64,
@@ -211,14 +292,7 @@ func namedBasicCodec[T any]() (codec[T], bool) {
 	default:
 		return codec[T]{}, false
 	}
-	return codec[T]{
-		encode: func(v T, b []byte, c [][]byte) ([]byte, [][]byte, error) { return enc(reflect.ValueOf(v), b), c, nil },
-		decode: func(b []byte, _ [][]byte) (T, error) {
-			var v T
-			err := dec(b, reflect.ValueOf(&v).Elem())
-			return v, err
-		},
-	}, true
+	return codec[T]{kind: kindNamed, enc: enc, dec: dec}, true
 }
 
 // Codec encodes values of T for parcels exactly as actions encode their

@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"bytes"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tinylib/msgp/msgp"
 )
 
 type (
@@ -41,6 +44,46 @@ func TestCodecRoundTrips(t *testing.T) {
 	roundTrip(t, namedID(1<<63+5))
 	roundTrip(t, namedName("/base/3"))
 	roundTrip(t, namedSmall(-7))
+	roundTrip(t, int8(-128))
+	roundTrip(t, int16(-30000))
+	roundTrip(t, int32(math.MinInt32))
+	roundTrip(t, int64(math.MaxInt64))
+	roundTrip(t, uint(7))
+	roundTrip(t, uint8(255))
+	roundTrip(t, uint16(65535))
+	roundTrip(t, uint32(math.MaxUint32))
+	roundTrip(t, float32(0.25))
+}
+
+// TestCodecBasicEncodingIsMsgp checks that basic values go out exactly as
+// msgp encodes them (what a peer's msgp reader expects).
+func TestCodecBasicEncodingIsMsgp(t *testing.T) {
+	for _, v := range []any{"s", true, -3, int8(-3), int16(300), int32(-70000), int64(1 << 40), uint(3), uint8(200),
+		uint16(60000), uint32(1 << 31), uint64(1 << 63), float32(1.5), 2.5} {
+		want, err := msgp.AppendIntf(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeBasic(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("%T %v encodes as %x, msgp as %x", v, v, got, want)
+		}
+	}
+}
+
+// TestCodecAllocations: choosing a codec allocates nothing (layers above
+// choose one per message, NewCodec), nor does a basic value's round trip
+// into a buffer with room.
+func TestCodecAllocations(t *testing.T) {
+	buf := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(100, func() {
+		c, _ := NewCodec[int64]()
+		b, chunks, _ := c.Encode(1<<40, buf[:0])
+		if v, err := c.Decode(b, chunks); err != nil || v != 1<<40 {
+			t.Fatalf("round trip: %v, %v", v, err)
+		}
+	}); n != 0 {
+		t.Errorf("choosing an int64 codec and a round trip allocate %v times, want 0", n)
+	}
 }
 
 func TestCodecRefusals(t *testing.T) {
