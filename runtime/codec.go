@@ -39,14 +39,14 @@ type codec[T any] struct {
 type codecKind uint8
 
 const (
-	kindNone       codecKind = iota // the zero codec: T cannot travel
-	kindParcel                      // ParcelMarshaler and ParcelUnmarshaler
-	kindMsgp                        // msgp.Marshaler and msgp.Unmarshaler
-	kindFloat64s                    // []float64, one raw chunk
-	kindBytes                       // []byte, one raw chunk
-	kindEmpty                       // struct{}: nothing
-	kindBasic                       // a basic type, msgp-encoded
-	kindNamed                       // a named type over a basic kind
+	kindNone     codecKind = iota // the zero codec: T cannot travel
+	kindParcel                    // ParcelMarshaler and ParcelUnmarshaler
+	kindMsgp                      // msgp.Marshaler and msgp.Unmarshaler
+	kindFloat64s                  // []float64, one raw chunk
+	kindBytes                     // []byte, one raw chunk
+	kindEmpty                     // struct{}: nothing
+	kindBasic                     // a basic type, msgp-encoded
+	kindNamed                     // a named type over a basic kind
 )
 
 // codecFor picks the codec of T: types with ParcelMarshaler, msgp types
