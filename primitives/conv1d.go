@@ -299,7 +299,6 @@ func conv1dRows(src []float64, first, held, t0, t1 int, kernel []float64, g conv
 	w := blas64.General{Rows: kc, Cols: g.out, Stride: g.out, Data: slices.Clip(kernel)}
 	for b0 := r0; b0 < r1; b0 += conv1dBlockRows {
 		b1 := min(b0+conv1dBlockRows, r1)
-		clear(cols)
 		for r := b0; r < b1; r++ {
 			b, t := r/n, t0+r%n
 			page := src[b*held*g.in : (b+1)*held*g.in]
@@ -309,6 +308,7 @@ func conv1dRows(src []float64, first, held, t0, t1 int, kernel []float64, g conv
 				copy(row, page[s*g.in:(s+g.k)*g.in])
 				continue
 			}
+			clear(row) // the taps that fall outside the page (padding) stay zero
 			for k := range g.k {
 				if s >= 0 && s < held {
 					copy(row[k*g.in:(k+1)*g.in], page[s*g.in:(s+1)*g.in])
