@@ -8,8 +8,9 @@
 // 4 x 8 tile of the row-major C (c[i*ldc+j]). kc >= 1; the caller checks
 // the lengths and HaveFMA.
 //
-// Registers: AX a, BX b, CX the p left, DI c, R8 ldc in bytes; Y0-Y7 the
-// tile (row i in Y2i and Y2i+1), Y8 Y9 a row of b, Y10 an element of a.
+// Registers: AX a, BX b, CX the p left, DI c, R8 ldc in bytes, R9 a row
+// of C to prefetch; Y0-Y7 the tile (row i in Y2i and Y2i+1), Y8 Y9 a row
+// of b, Y10 an element of a.
 TEXT ·kernel4x8(SB), NOSPLIT, $0-96
 	MOVQ kc+0(FP), CX
 	MOVQ a_base+8(FP), AX
@@ -17,6 +18,21 @@ TEXT ·kernel4x8(SB), NOSPLIT, $0-96
 	MOVQ c_base+56(FP), DI
 	MOVQ ldc+80(FP), R8
 	SHLQ $3, R8
+
+	// The tile of C is read after the loop: ask for its rows (64 bytes
+	// each, two lines when unaligned) now.
+	MOVQ       DI, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
