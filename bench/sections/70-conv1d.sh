@@ -94,7 +94,9 @@ stride 1, so the output is (2000, 71, 100): 2000 x 71 x 100 x 30
 multiply-adds (0.85 GFLOP) and 113.6 MB of output per convolution.
 \`primitives.Conv1D\` multiplies each locality's im2col matrix (its pages x
 71 rows, 30 columns) by the kernel as a 30 x 100 matrix with
-\`blas64.Gemm\` (OpenBLAS, or the pure build's own Dgemm), in blocks of 256 rows spread over the locality's cores;
+\`blas64.Gemm\` (OpenBLAS, or the pure build's own Dgemm), in blocks of 256 rows spread over the locality's cores,
+adding into the new result array, which Go hands out zeroed (beta 1:
+setting it, beta 0, made OpenBLAS zero it a second time, 16% of the CPU);
 page tiling needs no communication. The baseline,
 \`bench/conv1d_numpy.py\`, does the same in NumPy with the im2col and output
 buffers allocated once (Tessera allocates a new result array every call),
