@@ -55,12 +55,12 @@ const (
 func codecFor[T any]() (codec[T], error) {
 	var zero T
 	if _, ok := any(zero).(ParcelMarshaler); ok {
-		if _, ok := any(new(T)).(ParcelUnmarshaler); ok {
+		if _, ok := any((*T)(nil)).(ParcelUnmarshaler); ok {
 			return codec[T]{kind: kindParcel}, nil
 		}
 	}
 	if _, ok := any(zero).(msgp.Marshaler); ok {
-		if _, ok := any(new(T)).(msgp.Unmarshaler); ok {
+		if _, ok := any((*T)(nil)).(msgp.Unmarshaler); ok {
 			return codec[T]{kind: kindMsgp}, nil
 		}
 	}

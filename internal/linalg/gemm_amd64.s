@@ -1,5 +1,12 @@
 #include "textflag.h"
 
+// PREFETCHROW8 asks for the cache lines of the row of 8 float64s of C at
+// R9 (64 bytes, two lines when unaligned) and moves R9 to the next row.
+#define PREFETCHROW8 \
+	PREFETCHT0 (R9);   \
+	PREFETCHT0 63(R9); \
+	ADDQ       R8, R9
+
 // func kernel4x8(kc int, a, b, c []float64, ldc int, alpha float64)
 //
 // C[i][j] += alpha * sum over p < kc of a[4p+i] * b[8p+j], for i < 4 and
@@ -19,20 +26,12 @@ TEXT ·kernel4x8(SB), NOSPLIT, $0-96
 	MOVQ ldc+80(FP), R8
 	SHLQ $3, R8
 
-	// The tile of C is read after the loop: ask for its rows (64 bytes
-	// each, two lines when unaligned) now.
-	MOVQ       DI, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 63(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 63(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 63(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 63(R9)
+	// The tile of C is read after the loop: ask for its rows now.
+	MOVQ DI, R9
+	PREFETCHROW8
+	PREFETCHROW8
+	PREFETCHROW8
+	PREFETCHROW8
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
