@@ -8,7 +8,6 @@ import (
 
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/mat"
 )
@@ -27,6 +26,13 @@ type Array struct {
 	gid      agas.GID                  // the tile's AGAS component
 	named    *runtime.Future[struct{}] // its AGAS name's registration
 	released atomic.Bool               // by this locality (Release)
+
+	// The tile's memory goes back to the runtime (Runtime.Recycle) once
+	// the array is dropped and no primitive reads it (see pin).
+	pooled    bool         // data is the locality's, not the caller's (NewArray)
+	pins      atomic.Int64 // primitives reading data now
+	dropped   atomic.Bool  // released by every locality, out of the tile table
+	reclaimed atomic.Bool  // data handed back
 }
 
 // Layout says how a new array is named and cut into tiles.
@@ -104,8 +110,9 @@ func (e *Env) tiling(op string, shape []int, l Layout) (annotate.Tiling, error) 
 
 // NewArray returns this locality's part of a new array of the given shape
 // laid out by l, with local as its tile: row-major data over the tile's
-// held block (LocalBlock), which the Array keeps without copying. Every
-// locality calls it with the same shape and layout.
+// held block (LocalBlock), which the Array keeps without copying (and,
+// unlike the tiles primitives make, never hands to the runtime for reuse).
+// Every locality calls it with the same shape and layout.
 func NewArray(e *Env, shape []int, l Layout, local []float64) (*Array, error) {
 	ann, err := e.annotation("NewArray", shape, l)
 	if err != nil {
@@ -114,7 +121,11 @@ func NewArray(e *Env, shape []int, l Layout, local []float64) (*Array, error) {
 	if want := ann.Local().Halo.Size(); len(local) != want {
 		return nil, e.errorf("NewArray", "array %s: tile %v holds %d elements, got %d", ann.FullName(), ann.Local().Halo, want, len(local))
 	}
-	return e.newArray("NewArray", ann, local)
+	a := &Array{ann: ann, data: local}
+	if err := e.publish("NewArray", a); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // FromGlobal returns this locality's part of a new array of the given
@@ -129,7 +140,7 @@ func FromGlobal(e *Env, shape []int, l Layout, global []float64) (*Array, error)
 		return nil, e.errorf("FromGlobal", "array %s of shape %v has %d elements, got %d", ann.FullName(), shape, want, len(global))
 	}
 	h := ann.Local().Halo
-	data := hugepage.Float64s(h.Size())
+	data := e.rt.Float64s(h.Size())
 	walk(shape, h, h, func(local, g int) { data[local] = global[g] })
 	return e.newArray("FromGlobal", ann, data)
 }
@@ -150,7 +161,8 @@ func (a *Array) NDim() int { return len(a.ann.Tiling.Shape) }
 func (a *Array) Size() int { return annotate.WholeBlock(a.ann.Tiling.Shape).Size() }
 
 // Local returns this locality's tile: row-major data over LocalBlock. It is
-// the array's memory, not a copy, and must not be changed.
+// the array's memory, not a copy: it must not be changed, nor used after
+// Release (the memory of a tile a primitive made is reused).
 func (a *Array) Local() []float64 { return a.data }
 
 // LocalBlock returns the global spans of the tile Local holds (the held
@@ -162,7 +174,8 @@ func (a *Array) LocalBlock() annotate.Block { return a.ann.Local().Halo.Clone() 
 func (a *Array) OwnedBlock() annotate.Block { return a.ann.Local().Owned.Clone() }
 
 // Dense returns the tile of a 2-D array as a gonum matrix sharing Local's
-// memory (no copy), with LocalBlock's rows and columns.
+// memory (no copy, valid until Release), with LocalBlock's rows and
+// columns.
 func (a *Array) Dense() (*mat.Dense, error) {
 	if a.NDim() != 2 {
 		return nil, fmt.Errorf("primitives: Dense of array %s of shape %v: want a 2-D array", a.Name(), a.ann.Tiling.Shape)

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -94,6 +93,11 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 		if err != nil {
 			return nil, err
 		}
+		unpin, err := a.pin(e, op)
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
 		w, err := kernel.Get(ctx)
 		if err != nil {
 			return nil, err
@@ -182,7 +186,7 @@ func conv1dPages(ctx context.Context, e *Env, k uint64, x *Array, w Whole, g con
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	h := ann.Local().Halo
-	data := hugepage.Float64s(h.Size())
+	data := e.rt.Float64s(h.Size())
 	if err := conv1dLocal(ctx, e.rt, x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, data); err != nil {
 		return nil, err
 	}
@@ -222,7 +226,7 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 		return nil, e.wrap(op, err)
 	}
 	nb := need(e.Locality())
-	src := hugepage.Float64s(nb.Size())
+	src := e.rt.Float64s(nb.Size())
 	for i, tile := range x.ann.Tiling.Tiles {
 		p, ok := tile.Owned.Intersect(nb)
 		if !ok {
@@ -237,7 +241,7 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	o := ann.Local().Owned[0]
-	data := hugepage.Float64s(ann.Local().Halo.Size())
+	data := e.rt.Float64s(ann.Local().Halo.Size())
 	if err := conv1dLocal(ctx, e.rt, src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -43,9 +42,11 @@ func Diag(ctx context.Context, e *Env, v *runtime.Future[*Array]) *runtime.Futur
 		if err != nil {
 			return nil, err
 		}
-		if err := x.live(e, op); err != nil {
+		unpin, err := x.pin(e, op)
+		if err != nil {
 			return nil, err
 		}
+		defer unpin()
 		switch x.NDim() {
 		case 1:
 			return diagMatrix(e, k, x)
@@ -70,7 +71,7 @@ func diagMatrix(e *Env, k uint64, x *Array) (*Array, error) {
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	rows := ann.Local().Owned[0]
-	data := hugepage.Float64s(rows.Len() * n)
+	data := e.rt.Float64s(rows.Len() * n)
 	h := x.ann.Local().Halo[0]
 	for r := rows.Start; r < rows.Stop; r++ {
 		data[(r-rows.Start)*n+r] = x.data[r-h.Start]
@@ -111,7 +112,7 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x
 		ann := derivedAnnotation(k, x)
 		ann.Tiling = t
 		s := ann.Local().Owned[0]
-		data := hugepage.Float64s(s.Len())
+		data := e.rt.Float64s(s.Len())
 		for i := s.Start; i < s.Stop; i++ {
 			data[i-s.Start] = at(i)
 		}
@@ -139,7 +140,7 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	want := ann.Local().Owned[0]
-	data := hugepage.Float64s(want.Len())
+	data := e.rt.Float64s(want.Len())
 	for i, tile := range x.ann.Tiling.Tiles {
 		d, ok := onDiag(tile.Owned)
 		if !ok {

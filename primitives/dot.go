@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -26,9 +25,11 @@ func VDot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fu
 		if err != nil {
 			return 0, err
 		}
-		if err := x.live(e, op); err != nil {
+		unpin, err := pinBoth(e, op, x, y)
+		if err != nil {
 			return 0, err
 		}
+		defer unpin()
 		if err := e.adopt(op, y); err != nil {
 			return 0, err
 		}
@@ -67,9 +68,11 @@ func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fut
 	const op = "Dot"
 	k := e.derive()
 	return runtime.Dataflow2(ctx, func(ctx context.Context, x, y *Array) (*Array, error) {
-		if err := x.live(e, op); err != nil {
+		unpin, err := pinBoth(e, op, x, y)
+		if err != nil {
 			return nil, err
 		}
+		defer unpin()
 		if err := e.adopt(op, y); err != nil {
 			return nil, err
 		}
@@ -106,7 +109,7 @@ func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fut
 			return nil, err
 		}
 		h := t.Tiles[e.Locality()].Halo
-		data := hugepage.Float64s(h.Size())
+		data := e.rt.Float64s(h.Size())
 		rows := h[0].Len()
 		if rows > 0 && xs[1] > 0 {
 			A := blas64.General{Rows: rows, Cols: xs[1], Data: x.data, Stride: xs[1]}
@@ -139,7 +142,7 @@ func (e *Env) blockOf(ctx context.Context, op string, y *Array, b annotate.Block
 	if h.Equal(b) {
 		return y.data, nil
 	}
-	out := hugepage.Float64s(b.Size())
+	out := e.rt.Float64s(b.Size())
 	if len(out) == 0 {
 		return out, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -24,10 +23,12 @@ func Map(ctx context.Context, e *Env, a *runtime.Future[*Array], fn func(x float
 func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn func(x float64) float64) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
-		if err := x.live(e, op); err != nil {
+		unpin, err := x.pin(e, op)
+		if err != nil {
 			return nil, err
 		}
-		data := hugepage.Float64s(len(x.data))
+		defer unpin()
+		data := e.rt.Float64s(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v)
 		}
@@ -44,10 +45,15 @@ func Map2(ctx context.Context, e *Env, a, b *runtime.Future[*Array], fn func(x, 
 func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Dataflow2(ctx, func(_ context.Context, x, y *Array) (*Array, error) {
+		unpin, err := pinBoth(e, op, x, y)
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
 		if err := conformable(e, op, x, y); err != nil {
 			return nil, err
 		}
-		data := hugepage.Float64s(len(x.data))
+		data := e.rt.Float64s(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v, y.data[i])
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"github.com/tinylib/msgp/msgp"
 )
@@ -73,7 +72,11 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 	if len(f.Block) != len(h) || checkBlock(a.ann.Tiling.Shape, f.Block) != nil || !h.Contains(f.Block) {
 		return nil, fmt.Errorf("fetch_block on locality %d: array %s: block %v is not in the tile %v held here", rt.Here(), f.Name, f.Block, h)
 	}
-	out := hugepage.Float64s(f.Block.Size())
+	if !a.hold() {
+		return nil, fmt.Errorf("fetch_block on locality %d: array %s was released by every locality", rt.Here(), f.Name)
+	}
+	defer a.unpin()
+	out := rt.Float64s(f.Block.Size())
 	copyBlock(out, f.Block, a.data, h, f.Block)
 	t.ctr.bytesServed.Add(uint64(8 * len(out)))
 	return out, nil
@@ -99,7 +102,12 @@ func (a *Array) Fetch(ctx context.Context, b annotate.Block) *runtime.Future[[]f
 	}
 	b = b.Clone()
 	return runtime.SpawnNamed(ctx, e.rt, "primitives.Fetch", func(ctx context.Context) ([]float64, error) {
-		out := hugepage.Float64s(b.Size())
+		unpin, err := a.pin(e, "Fetch")
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
+		out := e.rt.Float64s(b.Size())
 		if len(out) == 0 {
 			return out, nil
 		}
@@ -148,7 +156,7 @@ func (e *Env) gatherBlock(ctx context.Context, op string, a *Array, b annotate.B
 	}
 	fs := make([]*runtime.Future[[]float64], len(remote))
 	for k, p := range remote {
-		fs[k] = e.fetchInto(ctx, a, p.from, p.block, hugepage.Float64s(p.block.Size()))
+		fs[k] = e.fetchInto(ctx, a, p.from, p.block, e.rt.Float64s(p.block.Size()))
 	}
 	for k, f := range fs {
 		buf, err := f.Get(ctx)

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/mat"
 )
@@ -46,9 +45,11 @@ func AllGather(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 		if err != nil {
 			return Whole{}, err
 		}
-		if x == nil {
-			return Whole{}, e.errorf(op, "nil array")
+		unpin, err := x.pin(e, op)
+		if err != nil {
+			return Whole{}, err
 		}
+		defer unpin()
 		mine := x.ownedData()
 		blocks := make([][]float64, e.comm.Size())
 		for i := range blocks {
@@ -59,7 +60,7 @@ func AllGather(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 			return Whole{}, e.wrap(op, err)
 		}
 		shape := x.ann.Tiling.Shape
-		w := Whole{Shape: slices.Clone(shape), Data: hugepage.Float64s(annotate.WholeBlock(shape).Size())}
+		w := Whole{Shape: slices.Clone(shape), Data: e.rt.Float64s(annotate.WholeBlock(shape).Size())}
 		for i, t := range x.ann.Tiling.Tiles {
 			if len(got[i]) != t.Owned.Size() {
 				return Whole{}, e.errorf(op, "array %s: locality %d sent %d elements for its tile %v of %d",

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -50,6 +49,11 @@ func Inverse(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Fu
 		if err != nil {
 			return nil, err
 		}
+		unpin, err := x.pin(e, op)
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
 		if err := e.checkInverse(op, x); err != nil {
 			return nil, err
 		}
@@ -130,9 +134,9 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 		return -1
 	}
 
-	w := hugepage.Float64s(mi * n) // the rows of A, eliminated
+	w := e.rt.Float64s(mi * n) // the rows of A, eliminated
 	copy(w, own)
-	xi := hugepage.Float64s(mi * n) // the rows of X, from the identity
+	xi := e.rt.Float64s(mi * n) // the rows of X, from the identity
 	for i := range mi {
 		xi[i*n+r0+i] = 1
 	}
@@ -245,7 +249,7 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 	if err != nil {
 		return nil, e.wrap(g.op, err)
 	}
-	out := hugepage.Float64s(mi * n) // counted by newArray
+	out := e.rt.Float64s(mi * n) // counted by newArray
 	next := make([]int, p)
 	for k := r0; k < r0+mi; k++ {
 		src := owner(pivots[k])

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -66,6 +65,11 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		if err != nil {
 			return nil, err
 		}
+		unpin, err := pinBoth(e, op, x, y)
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
 		p, err := e.productPlan(op, x, y)
 		if err != nil {
 			return nil, err
@@ -82,7 +86,7 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		}
 		// C's tile is counted while it is computed; newArray counts it
 		// from then on.
-		data := hugepage.Float64s(ann.Local().Owned.Size())
+		data := e.rt.Float64s(ann.Local().Owned.Size())
 		e.track(int64(8 * len(data)))
 		base := fmt.Sprintf("%s/cannonproduct~%d", CommunicatorName, k)
 		if p.square {

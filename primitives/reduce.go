@@ -25,10 +25,12 @@ func allReduce(ctx context.Context, e *Env, op string, a *runtime.Future[*Array]
 		if err != nil {
 			return nil, err
 		}
-		if x == nil {
-			return nil, e.errorf(op, "nil array")
+		unpin, err := x.pin(e, op)
+		if err != nil {
+			return nil, err
 		}
 		v, err := local(x)
+		unpin()
 		if err != nil {
 			return nil, err
 		}
@@ -128,9 +130,11 @@ func argExtremum(ctx context.Context, e *Env, op string, a *runtime.Future[*Arra
 		if err != nil {
 			return 0, err
 		}
-		if x == nil {
-			return 0, e.errorf(op, "nil array")
+		unpin, err := x.pin(e, op)
+		if err != nil {
+			return 0, err
 		}
+		defer unpin()
 		if x.Size() == 0 {
 			return 0, e.errorf(op, "array %s of shape %v has no element", x.Name(), x.ann.Tiling.Shape)
 		}

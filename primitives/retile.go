@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -22,6 +21,11 @@ func Retile(ctx context.Context, e *Env, a *runtime.Future[*Array], l Layout) *r
 	const op = "Retile"
 	k := e.derive()
 	return runtime.Then(ctx, a, func(ctx context.Context, x *Array) (*Array, error) {
+		unpin, err := x.pin(e, op)
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
 		if err := e.adopt(op, x); err != nil {
 			return nil, err
 		}
@@ -40,7 +44,7 @@ func Retile(ctx context.Context, e *Env, a *runtime.Future[*Array], l Layout) *r
 		}
 		here := e.Locality()
 		h := t.Tiles[here].Halo
-		data := hugepage.Float64s(h.Size())
+		data := e.rt.Float64s(h.Size())
 		if err := e.fillPieces(ctx, x, pieces, h, data); err != nil {
 			return nil, e.wrap(op, err)
 		}
@@ -69,7 +73,7 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 			fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, data[off:off+p.Block.Size()]), block: p.Block})
 			continue
 		}
-		fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, hugepage.Float64s(p.Block.Size())), block: p.Block, scatter: true})
+		fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, e.rt.Float64s(p.Block.Size())), block: p.Block, scatter: true})
 	}
 	for _, p := range pieces {
 		if p.To == here && p.Local() {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -82,6 +81,11 @@ func line(x *Array, i, d int) (annotate.Block, []int, error) {
 func slice(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], pick func(x *Array) (annotate.Block, []int, error), l Layout) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(ctx context.Context, x *Array) (*Array, error) {
+		unpin, err := x.pin(e, op)
+		if err != nil {
+			return nil, err
+		}
+		defer unpin()
 		if err := e.adopt(op, x); err != nil {
 			return nil, err
 		}
@@ -109,7 +113,7 @@ func slice(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], pi
 				pieces = append(pieces, annotate.Piece{From: i, To: e.Locality(), Block: p})
 			}
 		}
-		data := hugepage.Float64s(h.Size())
+		data := e.rt.Float64s(h.Size())
 		if err := e.fillPieces(ctx, x, pieces, src, data); err != nil {
 			return nil, e.wrap(op, err)
 		}
@@ -133,7 +137,8 @@ type View struct {
 }
 
 // View returns block b (global indices) of this locality's tile, which
-// must hold it (LocalBlock), without copying.
+// must hold it (LocalBlock), without copying: valid until Release, as
+// Local is.
 func (a *Array) View(b annotate.Block) (View, error) {
 	h := a.ann.Local().Halo
 	if len(b) != len(h) || !h.Contains(b) || b.Empty() {

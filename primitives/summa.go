@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/tessera-amt/tessera/annotate"
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -146,7 +145,7 @@ func (s *summaRun) post(k0, k1 int) *summaPanel {
 		if w == kA {
 			pa.sent = borrowed(s.ownA.data)
 		} else {
-			buf := hugepage.Float64s(s.mi * w)
+			buf := e.rt.Float64s(s.mi * w)
 			for r := range s.mi {
 				copy(buf[r*w:(r+1)*w], s.ownA.data[r*kA+k0-a0:])
 			}

@@ -40,6 +40,15 @@ import (
 // that releases early still serves the fetches of slower ones. Arrays
 // nobody releases stay until the runtime ends: long programs release the
 // arrays they are done with.
+//
+// A dropped tile's memory goes back to its runtime (Runtime.Recycle), and
+// the next tile of the same size a primitive makes reuses it
+// (Runtime.Float64s): a loop that releases its results touches no fresh
+// memory. Every primitive pins the arrays it reads (Array.pin) and a
+// fetch_block holds the tile it copies from (Array.hold), so memory goes
+// back only once nothing reads it, even when a program releases an array
+// too early. The tiles of NewArray are the caller's memory and never go
+// back.
 
 // tileTable is one locality's published tiles, shared by the actions that
 // serve them and the locality's Env. It exists from the first use on its
@@ -96,10 +105,12 @@ func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Arra
 }
 
 // newArray makes the Array of ann over data and publishes it (the tile
-// table, LiveArrayBytes). Every primitive makes its results with it. It
-// fails when an array of the same full name is live on this locality.
+// table, LiveArrayBytes). Every primitive makes its results with it, over
+// memory of its own (Runtime.Float64s), which goes back to the runtime
+// once the array is dropped. It fails when an array of the same full name
+// is live on this locality.
 func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Array, error) {
-	a := &Array{ann: ann, data: data}
+	a := &Array{ann: ann, data: data, pooled: true}
 	if err := e.publish(op, a); err != nil {
 		return nil, err
 	}
@@ -174,9 +185,11 @@ func (e *Env) name(a *Array) {
 // Release says this locality is done with the array: every primitive that
 // reads it has its result ready here. Every locality releases an array it
 // is done with (SPMD, like the calls that made it); the tile is dropped
-// once all have, so a slow locality's fetches are still served. It does
-// not block. Later fetches and primitives on the array fail; a second
-// Release does nothing.
+// once all have, so a slow locality's fetches are still served, and its
+// memory reused by the tiles primitives make next (slices from Local,
+// Dense and View must not be used after Release). It does not block.
+// Later fetches and primitives on the array fail; a second Release does
+// nothing.
 func (a *Array) Release() {
 	e := a.env.Load()
 	if e == nil || !a.released.CompareAndSwap(false, true) {
@@ -226,6 +239,10 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 	}
 	e := a.env.Load()
 	e.track(-int64(8 * len(a.data)))
+	a.dropped.Store(true)
+	if a.pins.Load() == 0 {
+		a.reclaim(e)
+	}
 	if named == nil {
 		return
 	}
@@ -301,6 +318,64 @@ func baseName(name string) string {
 		}
 	}
 	return name[:i]
+}
+
+// pin reports an error when a is nil or was released on this locality;
+// otherwise it keeps a's tile from going back to the runtime until unpin
+// is called. A primitive pins the arrays it reads for as long as it reads
+// them.
+func (a *Array) pin(e *Env, op string) (unpin func(), err error) {
+	if a == nil {
+		return nil, e.errorf(op, "nil array")
+	}
+	// Counted before the check: a drop after the check sees the pin
+	// (Release marks the array released before its drop).
+	a.pins.Add(1)
+	if err := a.live(e, op); err != nil {
+		a.unpin()
+		return nil, err
+	}
+	return a.unpin, nil
+}
+
+// pinBoth pins x and y (see pin), or neither.
+func pinBoth(e *Env, op string, x, y *Array) (unpin func(), err error) {
+	ux, err := x.pin(e, op)
+	if err != nil {
+		return nil, err
+	}
+	uy, err := y.pin(e, op)
+	if err != nil {
+		ux()
+		return nil, err
+	}
+	return func() { ux(); uy() }, nil
+}
+
+// hold keeps a's tile from going back to the runtime until unpin, unless
+// it was dropped already (false). A fetch_block holds the tile it serves:
+// the array may be released on this locality and still be fetched from.
+func (a *Array) hold() bool {
+	a.pins.Add(1)
+	if a.dropped.Load() {
+		a.unpin()
+		return false
+	}
+	return true
+}
+
+func (a *Array) unpin() {
+	if a.pins.Add(-1) == 0 && a.dropped.Load() {
+		a.reclaim(a.env.Load())
+	}
+}
+
+// reclaim hands the tile of a dropped array back to e's runtime, once,
+// when a primitive made it.
+func (a *Array) reclaim(e *Env) {
+	if a.pooled && e != nil && a.reclaimed.CompareAndSwap(false, true) {
+		e.rt.Recycle(a.data)
+	}
 }
 
 // live reports an error when the array was released on this locality.

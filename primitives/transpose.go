@@ -3,7 +3,6 @@ package primitives
 import (
 	"context"
 
-	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -17,12 +16,14 @@ import (
 func Transpose(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
-		if err := x.live(e, "Transpose"); err != nil {
+		unpin, err := x.pin(e, "Transpose")
+		if err != nil {
 			return nil, err
 		}
+		defer unpin()
 		ann := derivedAnnotation(k, x)
 		ann.Tiling = ann.Tiling.Transpose()
-		data := hugepage.Float64s(len(x.data))
+		data := e.rt.Float64s(len(x.data))
 		// The tile's extents, padded to 3-D: (p, r, c) -> (c, r, p).
 		_, hs := pad3(x.ann.Tiling.Shape, x.ann.Local().Halo)
 		np, nr, nc := hs[0].Len(), hs[1].Len(), hs[2].Len()

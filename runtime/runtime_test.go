@@ -264,6 +264,43 @@ func TestAbortArgs(t *testing.T) {
 	}
 }
 
+// Float64s hands out recycled memory of exactly the asked length, zeroed,
+// and fresh memory otherwise; slices too small to keep are never reused.
+func TestFloat64sReusesRecycledMemory(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 1, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities[0]
+	old := make([]float64, 4096)
+	for i := range old {
+		old[i] = 7
+	}
+	rt.Recycle(old)
+	if b := rt.Float64s(4095); &b[0] == &old[0] {
+		t.Errorf("Float64s(4095) got the recycled slice of 4096")
+	}
+	b := rt.Float64s(4096)
+	if &b[0] != &old[0] {
+		t.Fatalf("Float64s(4096) did not reuse the recycled slice of 4096")
+	}
+	for i, v := range b {
+		if v != 0 {
+			t.Fatalf("recycled element %d is %v, want it zeroed", i, v)
+		}
+	}
+	if c := rt.Float64s(4096); &c[0] == &b[0] {
+		t.Errorf("the recycled slice was handed out twice")
+	}
+	small := make([]float64, parcel.SmallChunks/8)
+	rt.Recycle(small)
+	if c := rt.Float64s(len(small)); &c[0] == &small[0] {
+		t.Errorf("a slice of %d bytes was kept, want slices of at most parcel.SmallChunks left to the collector", 8*len(small))
+	}
+}
+
 // Memory an action recycles receives the next parcel of the same size.
 func TestRecycledMemoryIsReused(t *testing.T) {
 	ctx := testCtx(t)

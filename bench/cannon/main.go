@@ -12,8 +12,9 @@
 //
 // With -grid q it runs the Dgemms of Cannon on a q x q grid without its
 // communication (tiles.go): q² processes at once, each multiplying q pairs
-// of (n/q) x (n/q) tiles of its own into a fresh tile of C, as a locality
-// of Cannon does with the tiles it receives. The time, the slowest
+// of (n/q) x (n/q) tiles of its own into its tile of C, cleared and
+// reused in every repetition, as a locality of Cannon does with the tiles
+// it receives and the memory of the product it released. The time, the slowest
 // process's of a repetition and the best of -repeat, bounds what any
 // distributed product of these tiles can reach on this machine:
 //

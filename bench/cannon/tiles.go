@@ -95,9 +95,11 @@ func noComm(n, q, repeat int, seed uint64) error {
 }
 
 // tileProcess is one of noComm's processes: it makes q pairs of m x m
-// tiles, says "ready", and for every "go" on in multiplies them into a
-// fresh tile of C (the first product setting it, the others adding to it,
-// as Cannon's steps do) and answers with the seconds that took.
+// tiles, says "ready", and for every "go" on in multiplies them into its
+// tile of C (the first product setting it, the others adding to it, as
+// Cannon's steps do) and answers with the seconds that took. Its tile of C
+// is cleared and reused in every repetition, as a locality reuses the
+// memory of the product it released (Runtime.Float64s).
 func tileProcess(m, q int, seed uint64, in io.Reader, out io.Writer) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	as, bs := make([]blas64.General, q), make([]blas64.General, q)
@@ -107,6 +109,7 @@ func tileProcess(m, q int, seed uint64, in io.Reader, out io.Writer) error {
 	if _, err := io.WriteString(out, "ready\n"); err != nil {
 		return err
 	}
+	c := blas64.General{Rows: m, Cols: m, Stride: m, Data: hugepage.Float64s(m * m)}
 	r := bufio.NewReader(in)
 	for {
 		line, err := r.ReadString('\n')
@@ -117,7 +120,7 @@ func tileProcess(m, q int, seed uint64, in io.Reader, out io.Writer) error {
 			return fmt.Errorf("tile process: got %q, %v; want \"go\"", line, err)
 		}
 		start := time.Now()
-		c := blas64.General{Rows: m, Cols: m, Stride: m, Data: hugepage.Float64s(m * m)}
+		clear(c.Data)
 		for s := range q {
 			beta := 1.0
 			if s == 0 {

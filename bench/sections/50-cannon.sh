@@ -283,12 +283,19 @@ of each side.
 Between the two, each repetition also runs Cannon's Dgemms without
 Cannon's communication (\`OPENBLAS_NUM_THREADS=1 cannon -n SIZE -grid 2
 -repeat $WARM\`, bench/cannon, the openblas build): 4 processes at once,
-each multiplying 2 pairs of tiles of its own into a fresh tile of C, as a
+each multiplying 2 pairs of tiles of its own into its tile of C, as a
 locality does with the tiles it receives; a run's time is its slowest
 process's. Its tiles, Tessera's and NumPy's arrays alike are in memory
 advised for transparent huge pages (internal/hugepage; NumPy advises
 arrays of 4 MiB and more), so no side pays a page fault per 4 KiB of a
-fresh tile. No distributed product of these tiles on this machine can be
+fresh tile. A locality takes the tile of C from the memory of the
+product the job released before (Runtime.Float64s: the example releases
+each product but the last), and the bound clears and reuses its own, so
+neither touches a fresh page after the first product; NumPy gets fresh
+memory for each of Dask's chunk products and sums. On this virtual machine
+the first touch costs far more than the Dgemm's own writes: a fresh
+32 MiB buffer took 14-85 ms to touch, clearing it again 3.3 ms. No
+distributed product of these tiles on this machine can be
 faster: the two columns after it place Dask and Tessera against it
 (medians of the per-repetition ratios). Dask shares one address space and moves no
 tile; Tessera's localities are processes that move 8 tiles of (SIZE/2)²
