@@ -291,8 +291,8 @@ arrays of 4 MiB and more), so no side pays a page fault per 4 KiB of a
 fresh tile. A locality takes the tile of C from the memory of the
 product the job released before (Runtime.Float64s: the example releases
 each product but the last), and the bound clears and reuses its own, so
-neither touches a fresh page after the first product; NumPy gets fresh
-memory for each of Dask's chunk products and sums. On this virtual machine
+neither touches a fresh page after the first product (Dask's first
+product is its slowest too: each side's figure is its best of 3). On this virtual machine
 the first touch costs far more than the Dgemm's own writes: a fresh
 32 MiB buffer took 14-85 ms to touch, clearing it again 3.3 ms. No
 distributed product of these tiles on this machine can be
