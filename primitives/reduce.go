@@ -29,8 +29,8 @@ func allReduce(ctx context.Context, e *Env, op string, a *runtime.Future[*Array]
 		if err != nil {
 			return nil, err
 		}
+		defer unpin()
 		v, err := local(x)
-		unpin()
 		if err != nil {
 			return nil, err
 		}

@@ -17,8 +17,8 @@ const DefaultRecycleBytes = 256 << 20
 // its pages are not given back to the system: bulk transfers and
 // primitives in a steady state touch no fresh page. On a virtual machine
 // the first touch of a page can cost more than writing it many times
-// over: a fresh 32 MiB tile took 14-85 ms to touch here, clearing a
-// reused one 3.3 ms.
+// over: on the 2-core machine of docs/benchmarks.md a fresh 32 MiB tile
+// took 14-85 ms to touch, clearing a reused one 3.3 ms.
 type recycler struct {
 	mu    sync.Mutex
 	limit int

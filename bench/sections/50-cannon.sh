@@ -3,7 +3,8 @@
 # -n N`, localities over TCP) — Cannon on 4 localities (2x2 grid), SUMMA on
 # 2 (2x1) and the local product on 1 — against one process multiplying the
 # whole matrices with one blas64.Gemm (bench/cannon), with the same BLAS in
-# the same run. Efficiency = single-process time / Tessera time, the median
+# the same run, both warm (the best of CANNON_WARM products per job and
+# process). Efficiency = single-process time / Tessera time, the median
 # of the per-repetition ratios. Both builds: pure Go, and -tags openblas
 # when OpenBLAS is installed (as root the section installs libopenblas-dev
 # and liblapacke-dev). Tessera's localities run OpenBLAS single-threaded
@@ -21,7 +22,7 @@
 # CANNON_OWN_SIZES with it unset, OpenBLAS choosing its kernels itself.
 #
 # Environment: CANNON_SIZES ("2048 4096"); CANNON_WARM (3): the products
-# of each job and process of the comparison with Dask; CANNON_OWN_SIZES
+# of each job and process (the scaling table's and the comparison with Dask's); CANNON_OWN_SIZES
 # (4096): the sizes of the second comparison.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
@@ -84,9 +85,10 @@ nocomm() {
 }
 # all_times NAME: every product's seconds in $tmp/result, one per line.
 all_times() { field "$1" times <"$tmp/result" | tr ',' '\n'; }
-# dgemm BUILD N THREADS: seconds of the single-process Dgemm.
+# dgemm BUILD N THREADS: seconds of the single-process Dgemm, the best of
+# WARM products into the same C.
 dgemm() {
-	OPENBLAS_NUM_THREADS=$3 timeout 900 "$tmp/dgemm-$1" -n "$2" >"$tmp/sout"
+	OPENBLAS_NUM_THREADS=$3 timeout 900 "$tmp/dgemm-$1" -n "$2" -repeat "$WARM" >"$tmp/sout"
 	sed -n 's/^dgemm: //p' "$tmp/sout" >&2
 	field dgemm seconds <"$tmp/sout"
 }
@@ -112,7 +114,7 @@ for b in "${builds[@]}"; do
 			say "cannon $b n=$n repetition $r of $REPS"
 			single "$b" "$n" >>"$tmp/s_${b}_$n"
 			for p in "${LOCS[@]}"; do
-				tessera_cannon "$b" "$p" "$n" >>"$tmp/t_${b}_${n}_$p"
+				tessera_cannon "$b" "$p" "$n" "$WARM" >>"$tmp/t_${b}_${n}_$p"
 			done
 		done
 	done
@@ -245,10 +247,17 @@ its tile of C); the baseline multiplies the whole matrices in one process
 with one \`blas64.Gemm\` (bench/cannon), with the same BLAS, right next to
 it. Efficiency is the baseline's time over Tessera's: 1.0 means the
 distributed product costs nothing over the single process on the same
-machine. GFLOP/s count 2n³ operations.
+machine. GFLOP/s count 2n³ operations. Both sides are warm: a job (a
+process) times $WARM products and its figure is the best of them. Tessera's
+job releases each product but the last, so the next takes its memory; the
+baseline multiplies into the same C each time. A first product pays for
+every fresh page it touches, which costs more on this virtual machine
+than anything else in it: a fresh 32 MiB buffer took 14-85 ms to touch,
+clearing it again 3.3 ms, and a first Cannon product 4096 took 1.55 s
+against 1.01-1.02 s for the next ones (OpenBLAS's own kernels).
 
-    tessera run -n N cannon -n SIZE                  (examples/cannon)
-    OPENBLAS_NUM_THREADS=T cannon -n SIZE            (bench/cannon, T = 1 and $threads)
+    tessera run -n N cannon -n SIZE --repeat $WARM          (examples/cannon)
+    OPENBLAS_NUM_THREADS=T cannon -n SIZE -repeat $WARM     (bench/cannon, T = 1 and $threads)
 
 Tessera's localities call OpenBLAS single-threaded (each locality already
 runs its tasks on every core). The openblas baseline is the faster of one
@@ -258,7 +267,7 @@ busy machine the threaded one can be the slower). The pure build's Dgemm
 large product over the cores by itself, in both.
 $([ -z "$openblas_note" ] || printf '\n**%s**\n' "$openblas_note")
 
-| Build | n | Run | Seconds per repetition | Median | GFLOP/s | Efficiency |
+| Build | n | Run | Seconds per repetition (best of $WARM products) | Median | GFLOP/s | Efficiency |
 |---|---|---|---|---|---|---|
 ${table}
 This machine has $threads cores: 4 localities share them, so the 4-locality
