@@ -66,13 +66,16 @@ type TCPConfig struct {
 	PortConfig
 	QueueLen int // parcels queued per peer before Send blocks; 256
 
-	// PollFor, when positive, makes each connection's reader poll:
-	// it tries non-blocking reads, yielding the processor between tries,
-	// and blocks after PollFor without data, or at once when a yield
-	// shows that another thread wants the core (tcp_poll_unix.go). A
-	// message then reaches a polling reader without a wake-up, at the
-	// price of a busy core while it polls. 0: the reader blocks at once
-	// (the default).
+	// PollFor, when positive, makes the port poll for what its peers
+	// send: a port's only reader tries non-blocking reads, yielding the
+	// processor between tries, and blocks after PollFor without data, or
+	// at once when a yield shows that another thread wants the core; the
+	// readers of a port with several peers wait in one progress loop that
+	// peeks at all their sockets, yielding between rounds, and blocks in
+	// an epoll set of its own after PollFor without data
+	// (tcp_poll_unix.go). A message then reaches a waiting reader without
+	// a wake-up, at the price of a busy core while the port polls. 0: the
+	// readers block at once (the default).
 	PollFor time.Duration
 
 	// MaxBatch is the most parcels one write gathers from a peer's queue
@@ -163,6 +166,12 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	}
 	t.clock = tick.New(heartbeatPeriod(t.cfg.HeartbeatInterval, t.cfg.HeartbeatTimeout))
 	t.stop = make(chan struct{})
+	if newSpinner(cfg.PollFor, &t.spin) != nil {
+		// Several readers of the poll mode wait in one progress loop.
+		t.spin.kick = make(chan struct{}, 1)
+		t.wg.Add(1)
+		go func() { defer t.wg.Done(); t.spin.progress(cfg.PollFor, t.stop) }()
+	}
 	t.wg.Add(2)
 	go t.acceptLoop()
 	go func() { defer t.wg.Done(); t.heartbeats() }()

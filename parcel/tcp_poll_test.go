@@ -102,17 +102,6 @@ func TestSpinnerAwait(t *testing.T) {
 	if await(never) {
 		t.Fatal("the spinner found data on a silent socket")
 	}
-	// While the port pauses (a reader found the cores shared), no reader
-	// spins, data or not.
-	client.Write([]byte("ping"))
-	port.pause.Store(time.Now().Add(time.Hour).UnixNano())
-	if await(never) {
-		t.Fatal("the spinner spun while the port paused")
-	}
-	port.pause.Store(0)
-	if !await(never) {
-		t.Fatal("after the pause the spinner did not find the data")
-	}
 }
 
 // The TCP parcelport making raw reads (TCPConfig.RawReads)
@@ -123,4 +112,89 @@ func TestTCPRawReadsParcelport(t *testing.T) {
 			return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}, RawReads: true})
 		})
 	})
+}
+
+// The progress loop of a port with several polling readers wakes a parked
+// reader when its socket has something, whether the loop spins or, after
+// its window, blocks; it wakes a reader that is told to quit, and every
+// reader when the port stops, after which readers do not park.
+func TestProgressLoop(t *testing.T) {
+	var port spinners
+	port.kick = make(chan struct{}, 1)
+	port.readers.Store(3) // several readers: they park in the loop
+	if newSpinner(time.Minute, &port) == nil {
+		t.Skip("no polling readers on this platform")
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); port.progress(5*time.Millisecond, stop) }()
+	pair := func() (int, int) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Close(fds[0]); syscall.Close(fds[1]) })
+		return fds[0], fds[1]
+	}
+	never := func(time.Time) bool { return false }
+	park := func(fd int, quit func(time.Time) bool) <-chan bool {
+		woke := make(chan bool, 1)
+		s := newSpinner(time.Minute, &port)
+		go func() { woke <- s.wait(fd, func() bool { panic("a parked reader probes") }, quit) }()
+		return woke
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 10s for %s", what)
+			}
+		}
+	}
+	parked := func(n int) func() bool {
+		return func() bool { port.mu.Lock(); defer port.mu.Unlock(); return len(port.parked) == n }
+	}
+	woken := func(what string, ch <-chan bool, want bool) {
+		t.Helper()
+		select {
+		case got := <-ch:
+			if got != want {
+				t.Fatalf("%s: woken with %v, want %v", what, got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not woken in 10s", what)
+		}
+	}
+
+	r1, w1 := pair()
+	r2, w2 := pair()
+	a, b := park(r1, never), park(r2, never)
+	until("two parked readers", parked(2))
+	syscall.Write(w1, []byte("x"))
+	woken("the reader with data, the loop spinning", a, true)
+	until("the other reader to stay parked", parked(1))
+
+	// Past the window the loop blocks in its epoll set; data still wakes.
+	until("the loop to block", func() bool { port.mu.Lock(); defer port.mu.Unlock(); return port.blocking != nil })
+	syscall.Write(w2, []byte("y"))
+	woken("the reader with data, the loop blocked", b, true)
+
+	// A reader that parks while the loop blocks arms itself.
+	r3, w3 := pair()
+	c := park(r3, never)
+	until("the loop to block", func() bool { port.mu.Lock(); defer port.mu.Unlock(); return port.blocking != nil })
+	until("the third reader to park", parked(1))
+	syscall.Write(w3, []byte("z"))
+	woken("the reader that parked while the loop blocked", c, true)
+
+	// A reader told to quit goes to block in the network poller.
+	r4, _ := pair()
+	woken("the reader told to quit", park(r4, func(time.Time) bool { return true }), false)
+
+	// Stopping the port wakes every parked reader; later ones do not park.
+	d := park(r4, never)
+	until("a parked reader", parked(1))
+	close(stop)
+	woken("the reader parked when the port stopped", d, false)
+	<-done
+	woken("a reader after the stop", park(r4, never), false)
 }

@@ -71,7 +71,7 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 			case err == syscall.EINTR:
 				continue
 			case err == syscall.EAGAIN:
-				if spin != nil && spin.await(probe, over) {
+				if spin != nil && spin.wait(int(fd), probe, over) {
 					continue
 				}
 				return false
@@ -95,7 +95,7 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 				// goodbye, or we are closing, read on: its end of stream
 				// may have come with the last bytes, and an end that came
 				// before this read wakes no one.)
-				if spin != nil && spin.await(probe, over) {
+				if spin != nil && spin.wait(int(fd), probe, over) {
 					continue
 				}
 				return false
