@@ -80,10 +80,23 @@ func newSpinner(window time.Duration, port *spinners) *spinner {
 // only reader, in the port's progress loop (park) when it has several;
 // false means the reader should block in the network poller instead.
 func (s *spinner) wait(fd int, probe func() bool, quit func(now time.Time) bool) bool {
-	if s.port.kick != nil && s.port.readers.Load() > 1 {
+	shared := func() bool { return s.port.kick != nil && s.port.readers.Load() > 1 }
+	if shared() {
 		return s.park(fd, quit)
 	}
-	return s.await(probe, quit)
+	if s.await(probe, quit) {
+		return true
+	}
+	// The port may have gained readers while this one spun alone; then
+	// its loop spins, and Go's scheduler would not look at the network
+	// poller while it does. (A reader that went to the poller before the
+	// port had other readers waits there until its next message, which
+	// the scheduler finds at the latest when its monitor thread looks, every
+	// 10 ms.)
+	if shared() {
+		return s.park(fd, quit)
+	}
+	return false
 }
 
 // park hands the wait to the port's progress loop and returns what the
