@@ -886,20 +886,21 @@ after, 1.26 plain Go — the runtime now costs about what the plain Go
 program's blocking costs. Open MPI with \`--oversubscribe\` does not bind its 4 ranks here
 (\`mpirun --report-bindings\`: "not bound"), so the bound row compares a
 binding Tessera with an unbound Open MPI.
-Polling does not help Tessera here: a locality that spins takes a core
-from one that has a message to handle. The poll mode notices that — a
-\`sched_yield\` that gives the core away for 20 µs or more — and then
-blocks; spinning on instead, as Open MPI does, made a polling AllReduce on
-4 localities take 1.4 ms (an experiment, not kept): each locality has a
-reader per connection, so 12 readers spin on 2 cores, where Open MPI has
-one progress loop per rank. Even blocking at once, one reader that gave up
-waited long: the readers of the same locality that still spun kept its Go
-scheduler busy, and the scheduler looks at its network poller only when it
-has nothing else to run — 450-650 µs per operation. Now the first reader
-that finds the cores shared stops the spinning of all readers of its port
-for 10 ms: 110-150 µs by hand (4 jobs of 2,000 operations), with the round
-trip of 2 polling localities (one reader each, never paused by another)
-unchanged (medians of 8 alternating jobs 16.4 against 16.6 µs).
+Polling used to lose here: each locality had a reader per connection, so
+12 readers spun on 2 cores where Open MPI has one progress loop per rank,
+and a reader that gave up and waited in Go's network poller waited long,
+since the scheduler looks there only when it has nothing else to run
+(1.4 ms per operation spinning on; 110-150 µs with every reader of a port
+pausing for 10 ms once one found the cores shared). The poll mode now has
+one progress loop per locality, as Open MPI does: the readers of a port
+with several peers park in it, it peeks at all their sockets and yields
+the core after every round, and it blocks in an epoll set of its own, not
+in Go's poller, after the window without data (docs/architecture.md,
+Progress modes). By hand, 4 alternating rounds of jobs of 2,000
+operations: Open MPI 24-34 µs, Tessera polling 34-39 µs (70-84 µs before
+the loop), blocking 59-64 µs; the round trip of 2 polling localities,
+whose port has one reader and polls as before, unchanged (8.3-8.4 against
+8.4-8.7 µs, 3 alternating pairs).
 
 | Measurement | Repetition | Tessera µs | Open MPI µs | Ratio |
 |---|---|---|---|---|
