@@ -101,8 +101,8 @@ func (s *spinner) wait(fd int, probe func() bool, quit func(now time.Time) bool)
 
 // park hands the wait to the port's progress loop and returns what the
 // loop says: true when fd has something to read (or its end), false when
-// the loop stopped spinning (nothing came for the window, quit said so, or
-// the port closed).
+// the reader should block in the network poller (quit said so, the port
+// closed, or the loop could not open its epoll set).
 func (s *spinner) park(fd int, quit func(now time.Time) bool) bool {
 	pk, sp := &s.parked, s.port
 	if pk.wake == nil {
@@ -286,19 +286,20 @@ func (sp *spinners) block(ep *epollSet, stop <-chan struct{}) bool {
 	// Whatever is runnable runs before this goroutine takes its thread
 	// into a blocking system call.
 	goruntime.Gosched()
-	var events [16]syscall.EpollEvent
+	var fds []int
 	for {
-		n, err := syscall.EpollWait(ep.fd, events[:], blockSlice)
-		if err != nil && err != syscall.EINTR {
+		var err error
+		fds, err = ep.wait(blockSlice, fds[:0])
+		if err != nil {
 			sp.unparkAll(false)
 			return false
 		}
-		if n > 0 {
+		if len(fds) > 0 {
 			sp.mu.Lock()
 			var ready []*parking
-			for _, ev := range events[:n] {
+			for _, fd := range fds {
 				for _, pk := range sp.parked {
-					if pk.fd == int(ev.Fd) {
+					if pk.fd == fd {
 						ready = append(ready, pk)
 					}
 				}
@@ -325,37 +326,6 @@ func (sp *spinners) block(ep *epollSet, stop <-chan struct{}) bool {
 			return false
 		}
 		sp.quit(list, time.Now())
-	}
-}
-
-// epollSet is the progress loop's own epoll instance, opened when it
-// first blocks. A descriptor is armed for one report (EPOLLONESHOT) each
-// time its reader waits in the set; a closed socket leaves the set by
-// itself.
-type epollSet struct{ fd int }
-
-func (ep *epollSet) open() bool {
-	if ep.fd < 0 {
-		fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-		if err != nil {
-			return false
-		}
-		ep.fd = fd
-	}
-	return true
-}
-
-// arm asks for one report when fd has something to read, or its end.
-func (ep *epollSet) arm(fd int) {
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
-	if syscall.EpollCtl(ep.fd, syscall.EPOLL_CTL_MOD, fd, &ev) == syscall.ENOENT {
-		syscall.EpollCtl(ep.fd, syscall.EPOLL_CTL_ADD, fd, &ev)
-	}
-}
-
-func (ep *epollSet) close() {
-	if ep.fd >= 0 {
-		syscall.Close(ep.fd)
 	}
 }
 
