@@ -309,7 +309,15 @@ faster: the two columns after it place Dask and Tessera against it
 (medians of the per-repetition ratios). Dask shares one address space and moves no
 tile; Tessera's localities are processes that move 8 tiles of (SIZE/2)²
 doubles over TCP (256 MiB at 4096), read and written twice each, while
-they compute. The last two columns run the same Cannon job in the pure
+they compute. That copying is what Tessera pays over the bound: by hand
+(\`/proc/stat\` around jobs of 2 and of 6 products, OpenBLAS's own kernels,
+two pairs), a product took Tessera's 4 localities 1.79-1.89 s of user CPU
+and the bound's 4 processes 1.81-1.90 s; the rest of Tessera's time is the
+kernel's, and moving 256 MiB between two processes took, standalone, 0.15
+s of CPU over loopback TCP, 0.10-0.13 s over a Unix socket and 0.045 s
+with \`process_vm_readv\` (one copy instead of two). Only tiles shared in
+memory between a node's localities would take Tessera to the bound, and
+the bound is 4% ahead of Dask here. The last two columns run the same Cannon job in the pure
 build (built without the openblas tag; its BLAS: $("$tessera" info | sed -n 's/^blas *//p')),
 which no OpenBLAS setting changes. They are not the target's figures: the
 target is the openblas build against Dask on the same OpenBLAS.
