@@ -317,7 +317,7 @@ kernel's, and moving 256 MiB between two processes took, standalone, 0.15
 s of CPU over loopback TCP, 0.10-0.13 s over a Unix socket and 0.045 s
 with \`process_vm_readv\` (one copy instead of two). Only tiles shared in
 memory between a node's localities would take Tessera to the bound, and
-the bound is 4% ahead of Dask here. The last two columns run the same Cannon job in the pure
+the bound is only a few percent ahead of Dask (the columns above). The last two columns run the same Cannon job in the pure
 build (built without the openblas tag; its BLAS: $("$tessera" info | sed -n 's/^blas *//p')),
 which no OpenBLAS setting changes. They are not the target's figures: the
 target is the openblas build against Dask on the same OpenBLAS.
