@@ -517,6 +517,22 @@ polling 20.9-25.8 µs (median 22.4; median of the ratios of each round
     mpicc -O2 -o mpi_stream bench/mpi/stream.c
     mpirun ${MPIRUN_FLAGS[*]} -np 2 ./mpi_stream ${MPI_BW_ARGS[*]}
 
+What makes the blocking round trip bimodal on this machine (measured by
+hand, not by this script): the guest's idle driver is cpuidle-haltpoll
+with \`guest_halt_poll_ns\` set to 0 (the kernel's default is 200 µs), so an
+idle vCPU halts at once and every wake-up of a thread on the other vCPU
+goes through the hypervisor. The raw ping-pong's two threads settle on
+one vCPU and pay none (\`perf stat\`, 22,000 round trips: 49,000 context
+switches, 21 migrations, 252 ms of task clock); Tessera's localities often
+do not (82,000-94,000 switches, 116-288 migrations, 985-1,243 ms, 58-73 µs
+per round trip), and in \`perf record\` a third of their samples are the
+writer's wake-up of its peer (\`_raw_spin_unlock_irqrestore\` under
+\`sock_def_readable\`). Both localities pinned to one CPU (\`taskset -c 0
+tessera run -n 2 ...\`): 10.35-10.40 µs in 3 of 3 runs. With
+\`guest_halt_poll_ns\` at 200 µs for the test (set back afterwards), 3 runs
+each: Tessera 10.57-10.64 µs, the raw ping-pong 8.18-8.26 µs, a ratio of
+1.29. This script leaves the setting as it finds it.
+
 Where the round trip goes (measured by hand, not by this script, in
 alternating runs on this shared machine, GOMAXPROCS=1 per locality as
 \`tessera run -n 2\` sets it on 2 cores). Medians of 10 rounds of jobs of
