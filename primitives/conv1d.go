@@ -93,11 +93,10 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 		if err != nil {
 			return nil, err
 		}
-		unpin, err := a.pin(e, op)
-		if err != nil {
+		if err := a.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer a.unpin()
 		w, err := kernel.Get(ctx)
 		if err != nil {
 			return nil, err
@@ -117,9 +116,6 @@ func Conv1D(ctx context.Context, e *Env, x *runtime.Future[*Array], kernel *runt
 // convolution's geometry.
 func conv1dGeometry(e *Env, x *Array, w Whole, opts Conv1DOptions) (conv1dGeom, error) {
 	const op = "Conv1D"
-	if err := x.live(e, op); err != nil {
-		return conv1dGeom{}, err
-	}
 	shape := x.ann.Tiling.Shape
 	if len(shape) != 2 && len(shape) != 3 {
 		return conv1dGeom{}, e.errorf(op, "array %s of shape %v: want a 2-D (steps, channels) or 3-D (pages, steps, channels) array", x.Name(), shape)

@@ -42,11 +42,10 @@ func Diag(ctx context.Context, e *Env, v *runtime.Future[*Array]) *runtime.Futur
 		if err != nil {
 			return nil, err
 		}
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		switch x.NDim() {
 		case 1:
 			return diagMatrix(e, k, x)

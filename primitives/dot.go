@@ -25,11 +25,11 @@ func VDot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fu
 		if err != nil {
 			return 0, err
 		}
-		unpin, err := pinBoth(e, op, x, y)
-		if err != nil {
+		if err := pinBoth(e, op, x, y); err != nil {
 			return 0, err
 		}
-		defer unpin()
+		defer x.unpin()
+		defer y.unpin()
 		if err := e.adopt(op, y); err != nil {
 			return 0, err
 		}
@@ -68,11 +68,11 @@ func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fut
 	const op = "Dot"
 	k := e.derive()
 	return runtime.Dataflow2(ctx, func(ctx context.Context, x, y *Array) (*Array, error) {
-		unpin, err := pinBoth(e, op, x, y)
-		if err != nil {
+		if err := pinBoth(e, op, x, y); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
+		defer y.unpin()
 		if err := e.adopt(op, y); err != nil {
 			return nil, err
 		}

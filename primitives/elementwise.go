@@ -23,11 +23,10 @@ func Map(ctx context.Context, e *Env, a *runtime.Future[*Array], fn func(x float
 func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn func(x float64) float64) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		data := e.rt.Float64s(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v)
@@ -45,11 +44,11 @@ func Map2(ctx context.Context, e *Env, a, b *runtime.Future[*Array], fn func(x, 
 func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Dataflow2(ctx, func(_ context.Context, x, y *Array) (*Array, error) {
-		unpin, err := pinBoth(e, op, x, y)
-		if err != nil {
+		if err := pinBoth(e, op, x, y); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
+		defer y.unpin()
 		if err := conformable(e, op, x, y); err != nil {
 			return nil, err
 		}
@@ -63,12 +62,6 @@ func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array],
 
 // conformable checks that x and y have the same shape and tiling.
 func conformable(e *Env, op string, x, y *Array) error {
-	if err := x.live(e, op); err != nil {
-		return err
-	}
-	if err := y.live(e, op); err != nil {
-		return err
-	}
 	if !slices.Equal(x.ann.Tiling.Shape, y.ann.Tiling.Shape) {
 		return e.errorf(op, "arrays %s of shape %v and %s of shape %v are not conformable: want the same shape",
 			x.Name(), x.ann.Tiling.Shape, y.Name(), y.ann.Tiling.Shape)

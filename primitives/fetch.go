@@ -102,11 +102,10 @@ func (a *Array) Fetch(ctx context.Context, b annotate.Block) *runtime.Future[[]f
 	}
 	b = b.Clone()
 	return runtime.SpawnNamed(ctx, e.rt, "primitives.Fetch", func(ctx context.Context) ([]float64, error) {
-		unpin, err := a.pin(e, "Fetch")
-		if err != nil {
+		if err := a.pin(e, "Fetch"); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer a.unpin()
 		out := e.rt.Float64s(b.Size())
 		if len(out) == 0 {
 			return out, nil

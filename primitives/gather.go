@@ -45,11 +45,10 @@ func AllGather(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 		if err != nil {
 			return Whole{}, err
 		}
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return Whole{}, err
 		}
-		defer unpin()
+		defer x.unpin()
 		mine := x.ownedData()
 		blocks := make([][]float64, e.comm.Size())
 		for i := range blocks {

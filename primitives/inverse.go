@@ -49,11 +49,10 @@ func Inverse(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Fu
 		if err != nil {
 			return nil, err
 		}
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		if err := e.checkInverse(op, x); err != nil {
 			return nil, err
 		}
@@ -93,9 +92,6 @@ func nanMax(a, b float64) float64 {
 
 // checkInverse checks that x is a square row-tiled matrix.
 func (e *Env) checkInverse(op string, x *Array) error {
-	if err := x.live(e, op); err != nil {
-		return err
-	}
 	s := x.ann.Tiling.Shape
 	if len(s) != 2 || s[0] != s[1] || s[0] == 0 {
 		return e.errorf(op, "array %s of shape %v: want a non-empty square 2-D matrix", x.Name(), s)

@@ -65,11 +65,11 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		if err != nil {
 			return nil, err
 		}
-		unpin, err := pinBoth(e, op, x, y)
-		if err != nil {
+		if err := pinBoth(e, op, x, y); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
+		defer y.unpin()
 		p, err := e.productPlan(op, x, y)
 		if err != nil {
 			return nil, err
@@ -169,11 +169,6 @@ type productPlan struct {
 
 // productPlan checks the operands of a product and picks the algorithm.
 func (e *Env) productPlan(op string, x, y *Array) (productPlan, error) {
-	for _, z := range []*Array{x, y} {
-		if err := z.live(e, op); err != nil {
-			return productPlan{}, err
-		}
-	}
 	for _, z := range []*Array{x, y} {
 		if z.NDim() != 2 || z.Size() == 0 {
 			return productPlan{}, e.errorf(op, "array %s of shape %v: want a non-empty 2-D matrix", z.Name(), z.ann.Tiling.Shape)

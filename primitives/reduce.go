@@ -25,11 +25,10 @@ func allReduce(ctx context.Context, e *Env, op string, a *runtime.Future[*Array]
 		if err != nil {
 			return nil, err
 		}
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		v, err := local(x)
 		if err != nil {
 			return nil, err
@@ -130,11 +129,10 @@ func argExtremum(ctx context.Context, e *Env, op string, a *runtime.Future[*Arra
 		if err != nil {
 			return 0, err
 		}
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return 0, err
 		}
-		defer unpin()
+		defer x.unpin()
 		if x.Size() == 0 {
 			return 0, e.errorf(op, "array %s of shape %v has no element", x.Name(), x.ann.Tiling.Shape)
 		}

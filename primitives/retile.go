@@ -21,11 +21,10 @@ func Retile(ctx context.Context, e *Env, a *runtime.Future[*Array], l Layout) *r
 	const op = "Retile"
 	k := e.derive()
 	return runtime.Then(ctx, a, func(ctx context.Context, x *Array) (*Array, error) {
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		if err := e.adopt(op, x); err != nil {
 			return nil, err
 		}

@@ -81,11 +81,10 @@ func line(x *Array, i, d int) (annotate.Block, []int, error) {
 func slice(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], pick func(x *Array) (annotate.Block, []int, error), l Layout) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(ctx context.Context, x *Array) (*Array, error) {
-		unpin, err := x.pin(e, op)
-		if err != nil {
+		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		if err := e.adopt(op, x); err != nil {
 			return nil, err
 		}

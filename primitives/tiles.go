@@ -321,35 +321,33 @@ func baseName(name string) string {
 }
 
 // pin reports an error when a is nil or was released on this locality;
-// otherwise it keeps a's tile from going back to the runtime until unpin
-// is called. A primitive pins the arrays it reads for as long as it reads
-// them.
-func (a *Array) pin(e *Env, op string) (unpin func(), err error) {
+// otherwise it keeps a's tile from going back to the runtime until the
+// caller calls unpin. A primitive pins the arrays it reads for as long as
+// it reads them.
+func (a *Array) pin(e *Env, op string) error {
 	if a == nil {
-		return nil, e.errorf(op, "nil array")
+		return e.errorf(op, "nil array")
 	}
 	// Counted before the check: a drop after the check sees the pin
 	// (Release marks the array released before its drop).
 	a.pins.Add(1)
 	if err := a.live(e, op); err != nil {
 		a.unpin()
-		return nil, err
+		return err
 	}
-	return a.unpin, nil
+	return nil
 }
 
 // pinBoth pins x and y (see pin), or neither.
-func pinBoth(e *Env, op string, x, y *Array) (unpin func(), err error) {
-	ux, err := x.pin(e, op)
-	if err != nil {
-		return nil, err
+func pinBoth(e *Env, op string, x, y *Array) error {
+	if err := x.pin(e, op); err != nil {
+		return err
 	}
-	uy, err := y.pin(e, op)
-	if err != nil {
-		ux()
-		return nil, err
+	if err := y.pin(e, op); err != nil {
+		x.unpin()
+		return err
 	}
-	return func() { ux(); uy() }, nil
+	return nil
 }
 
 // hold keeps a's tile from going back to the runtime until unpin, unless

@@ -104,8 +104,7 @@ func TestPinnedTileIsNotReused(t *testing.T) {
 			return err
 		}
 		mem := &y.Local()[0]
-		unpin, err := y.pin(e, "test")
-		if err != nil {
+		if err := y.pin(e, "test"); err != nil {
 			return err
 		}
 		y.Release()
@@ -128,10 +127,10 @@ func TestPinnedTileIsNotReused(t *testing.T) {
 		if err := checkMapped(x, y, neg); err != nil {
 			return fmt.Errorf("the pinned tile changed: %w", err)
 		}
-		if _, err := y.pin(e, "test"); err == nil {
+		if err := y.pin(e, "test"); err == nil {
 			return fmt.Errorf("pinning the released %s: no error", y.Name())
 		}
-		unpin()
+		y.unpin()
 		if !y.reclaimed.Load() {
 			return fmt.Errorf("locality %d: the last unpin of the dropped %s did not hand its memory back", e.Locality(), y.Name())
 		}

@@ -16,11 +16,10 @@ import (
 func Transpose(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
-		unpin, err := x.pin(e, "Transpose")
-		if err != nil {
+		if err := x.pin(e, "Transpose"); err != nil {
 			return nil, err
 		}
-		defer unpin()
+		defer x.unpin()
 		ann := derivedAnnotation(k, x)
 		ann.Tiling = ann.Tiling.Transpose()
 		data := e.rt.Float64s(len(x.data))

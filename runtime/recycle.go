@@ -26,16 +26,6 @@ type recycler struct {
 	bufs  map[int][][]float64
 }
 
-func (r *recycler) get(nbytes int) []byte {
-	if nbytes%8 != 0 {
-		return nil
-	}
-	if b := r.take(nbytes / 8); b != nil {
-		return parcel.Float64Bytes(b)
-	}
-	return nil
-}
-
 // take returns held memory of exactly n float64s, or nil.
 func (r *recycler) take(n int) []float64 {
 	nbytes := 8 * n

@@ -371,13 +371,14 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 	if n <= parcel.SmallChunks {
 		return nil // the port reads it into the parcel's own room
 	}
-	if b := rt.recycle.get(n); b != nil {
-		return b
+	if n%8 != 0 {
+		return make([]byte, n)
 	}
-	if n%8 == 0 {
-		return parcel.Float64Bytes(hugepage.Float64s(n / 8))
+	// Overwritten by the read: recycled memory needs no clearing.
+	if b := rt.recycle.take(n / 8); b != nil {
+		return parcel.Float64Bytes(b)
 	}
-	return make([]byte, n)
+	return parcel.Float64Bytes(hugepage.Float64s(n / 8))
 }
 
 // Receive implements parcel.Handler.
