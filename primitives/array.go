@@ -140,7 +140,7 @@ func FromGlobal(e *Env, shape []int, l Layout, global []float64) (*Array, error)
 		return nil, e.errorf("FromGlobal", "array %s of shape %v has %d elements, got %d", ann.FullName(), shape, want, len(global))
 	}
 	h := ann.Local().Halo
-	data := e.rt.Float64s(h.Size())
+	data := e.tile(h.Size())
 	walk(shape, h, h, func(local, g int) { data[local] = global[g] })
 	return e.newArray("FromGlobal", ann, data)
 }

@@ -10,7 +10,8 @@ import (
 // on the q x q grid of p (see CannonProduct): locality (i, j) = i*q+j
 // multiplies A(i, k) by B(k, j) for k = i+j+s mod q at step s = 0..q-1.
 // Tiles travel over a Channel named base, under tag 2s (A) and 2s+1 (B)
-// for the tiles of step s.
+// for the tiles of step s; they are lent (Channel.Lend), so between
+// localities on one machine they move without a copy.
 func (e *Env) cannon(ctx context.Context, op, base string, p productPlan, out []float64) error {
 	q := p.ga.r()
 	me := e.Locality()
@@ -93,17 +94,17 @@ type shifting struct {
 	ownA, ownB bool // the row's (column's) shift moves nothing: the owner's tile is next
 }
 
-// shift sends *a to locality toA and *b to toB and asks for the tiles
+// shift lends *a to locality toA and *b to toB and asks for the tiles
 // fromA and fromB send, all under step's tags; but when ownA (ownB) the
 // tile that would come is this locality's own, and nothing moves.
 func (e *Env) shift(ctx context.Context, ch *runtime.Channel, step uint64, a, b *inFlight, toA, toB, fromA, fromB int, ownA, ownB bool) *shifting {
 	sh := &shifting{e: e, ownA: ownA, ownB: ownB}
 	if !sh.ownA {
-		sh.sent = append(sh.sent, ch.Set(ctx, toA, 2*step, a.data))
+		sh.sent = append(sh.sent, ch.Lend(ctx, toA, 2*step, a.data))
 		sh.getA = ch.Get(ctx, fromA, 2*step)
 	}
 	if !sh.ownB {
-		sh.sent = append(sh.sent, ch.Set(ctx, toB, 2*step+1, b.data))
+		sh.sent = append(sh.sent, ch.Lend(ctx, toB, 2*step+1, b.data))
 		sh.getB = ch.Get(ctx, fromB, 2*step+1)
 	}
 	return sh

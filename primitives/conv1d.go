@@ -182,7 +182,7 @@ func conv1dPages(ctx context.Context, e *Env, k uint64, x *Array, w Whole, g con
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	h := ann.Local().Halo
-	data := e.rt.Float64s(h.Size())
+	data := e.tile(h.Size())
 	if err := conv1dLocal(ctx, e.rt, x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, data); err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	o := ann.Local().Owned[0]
-	data := e.rt.Float64s(ann.Local().Halo.Size())
+	data := e.tile(ann.Local().Halo.Size())
 	if err := conv1dLocal(ctx, e.rt, src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data); err != nil {
 		return nil, err
 	}

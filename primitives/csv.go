@@ -213,7 +213,7 @@ func (rd *csvReader) read(ctx context.Context, rs [3]*runtime.Reservation) (*Arr
 	// Step 3: read and parse this locality's tile.
 	h := ann.Local().Halo
 	g0, g1 := rd.rowRange(shape, h)
-	data := e.rt.Float64s(h.Size())
+	data := e.tile(h.Size())
 	if g1 > g0 {
 		from, to := int64(bounds[4*me]), int64(bounds[4*me+2])
 		line := int(bounds[4*me+1])

@@ -70,7 +70,7 @@ func diagMatrix(e *Env, k uint64, x *Array) (*Array, error) {
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	rows := ann.Local().Owned[0]
-	data := e.rt.Float64s(rows.Len() * n)
+	data := e.tile(rows.Len() * n)
 	h := x.ann.Local().Halo[0]
 	for r := rows.Start; r < rows.Stop; r++ {
 		data[(r-rows.Start)*n+r] = x.data[r-h.Start]
@@ -111,7 +111,7 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x
 		ann := derivedAnnotation(k, x)
 		ann.Tiling = t
 		s := ann.Local().Owned[0]
-		data := e.rt.Float64s(s.Len())
+		data := e.tile(s.Len())
 		for i := s.Start; i < s.Stop; i++ {
 			data[i-s.Start] = at(i)
 		}
@@ -139,7 +139,7 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	want := ann.Local().Owned[0]
-	data := e.rt.Float64s(want.Len())
+	data := e.tile(want.Len())
 	for i, tile := range x.ann.Tiling.Tiles {
 		d, ok := onDiag(tile.Owned)
 		if !ok {

@@ -109,7 +109,7 @@ func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fut
 			return nil, err
 		}
 		h := t.Tiles[e.Locality()].Halo
-		data := e.rt.Float64s(h.Size())
+		data := e.tile(h.Size())
 		rows := h[0].Len()
 		if rows > 0 && xs[1] > 0 {
 			A := blas64.General{Rows: rows, Cols: xs[1], Data: x.data, Stride: xs[1]}

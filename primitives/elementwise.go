@@ -27,7 +27,7 @@ func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn
 			return nil, err
 		}
 		defer x.unpin()
-		data := e.rt.Float64s(len(x.data))
+		data := e.tile(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v)
 		}
@@ -52,7 +52,7 @@ func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array],
 		if err := conformable(e, op, x, y); err != nil {
 			return nil, err
 		}
-		data := e.rt.Float64s(len(x.data))
+		data := e.tile(len(x.data))
 		for i, v := range x.data {
 			data[i] = fn(v, y.data[i])
 		}

@@ -20,7 +20,7 @@ func generate(e *Env, op string, shape []int, l Layout, at func(g int) float64) 
 		return runtime.MakeFailed[*Array](err)
 	}
 	h := ann.Local().Halo
-	data := e.rt.Float64s(h.Size())
+	data := e.tile(h.Size())
 	walk(ann.Tiling.Shape, h, h, func(local, g int) { data[local] = at(g) })
 	a, err := e.newArray(op, ann, data)
 	if err != nil {

@@ -245,7 +245,7 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 	if err != nil {
 		return nil, e.wrap(g.op, err)
 	}
-	out := e.rt.Float64s(mi * n) // counted by newArray
+	out := e.tile(mi * n) // counted by newArray
 	next := make([]int, p)
 	for k := r0; k < r0+mi; k++ {
 		src := owner(pivots[k])

@@ -86,7 +86,7 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		}
 		// C's tile is counted while it is computed; newArray counts it
 		// from then on.
-		data := e.rt.Float64s(ann.Local().Owned.Size())
+		data := e.tile(ann.Local().Owned.Size())
 		e.track(int64(8 * len(data)))
 		base := fmt.Sprintf("%s/cannonproduct~%d", CommunicatorName, k)
 		if p.square {

@@ -43,7 +43,7 @@ func Retile(ctx context.Context, e *Env, a *runtime.Future[*Array], l Layout) *r
 		}
 		here := e.Locality()
 		h := t.Tiles[here].Halo
-		data := e.rt.Float64s(h.Size())
+		data := e.tile(h.Size())
 		if err := e.fillPieces(ctx, x, pieces, h, data); err != nil {
 			return nil, e.wrap(op, err)
 		}

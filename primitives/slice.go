@@ -112,7 +112,7 @@ func slice(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], pi
 				pieces = append(pieces, annotate.Piece{From: i, To: e.Locality(), Block: p})
 			}
 		}
-		data := e.rt.Float64s(h.Size())
+		data := e.tile(h.Size())
 		if err := e.fillPieces(ctx, x, pieces, src, data); err != nil {
 			return nil, e.wrap(op, err)
 		}

@@ -368,6 +368,12 @@ func (a *Array) unpin() {
 	}
 }
 
+// tile returns n zeroed float64s for the tile of an array a primitive
+// makes (newArray): shared memory that Cannon's product lends to the
+// localities on this machine without a copy (Runtime.SharedFloat64s),
+// handed back by reclaim when the array is dropped.
+func (e *Env) tile(n int) []float64 { return e.rt.SharedFloat64s(n) }
+
 // reclaim hands the tile of a dropped array back to e's runtime, once,
 // when a primitive made it.
 func (a *Array) reclaim(e *Env) {

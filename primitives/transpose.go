@@ -22,7 +22,7 @@ func Transpose(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 		defer x.unpin()
 		ann := derivedAnnotation(k, x)
 		ann.Tiling = ann.Tiling.Transpose()
-		data := e.rt.Float64s(len(x.data))
+		data := e.tile(len(x.data))
 		// The tile's extents, padded to 3-D: (p, r, c) -> (c, r, p).
 		_, hs := pad3(x.ann.Tiling.Shape, x.ann.Local().Halo)
 		np, nr, nc := hs[0].Len(), hs[1].Len(), hs[2].Len()

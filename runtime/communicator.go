@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/internal/hugepage"
+	"github.com/tessera-amt/tessera/internal/shm"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tinylib/msgp/msgp"
 )
@@ -43,6 +44,7 @@ const (
 	opAllToAll
 	opAllToAllV
 	opChannel
+	opLent  collOp = 254 // Channel.Lend's message: a segment's shm.Desc in place of the payload; received as opChannel
 	opAbort collOp = 255 // a site found a mismatch: the generation fails everywhere
 )
 
@@ -529,6 +531,17 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 		rt.probe(b, msg)
 		return
 	}
+	var lentErr error
+	if h.op == opLent {
+		msg.op = opChannel
+		var d shm.Desc
+		if d, err = readDesc(rest); err == nil {
+			msg.data, err = rt.shared.borrow(p.Header.Source, d)
+		}
+		if err != nil {
+			lentErr = fmt.Errorf("lent value: %w", err)
+		}
+	}
 	if len(p.Chunks) == 1 && len(p.Chunks[0]) > 0 {
 		c := p.Chunks[0]
 		if len(c)%8 != 0 {
@@ -543,9 +556,12 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 	}
 	f, err := rt.coll.slot(rt.sched, b, slotKey{h.gen, h.step, h.from})
 	if err != nil {
+		if h.op == opLent && lentErr == nil {
+			rt.Recycle(msg.data) // nobody will read it: the lender may reuse it
+		}
 		return // the generation or the locality failed: nobody will read it
 	}
-	f.set(msg, nil)
+	f.set(msg, lentErr)
 }
 
 // opRun is one site's part in one generation of one operation.
@@ -760,7 +776,70 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 	return f
 }
 
-// Get returns the value site Set for this site under tag.
+// Lend sends v to site under tag as Set does, but without a copy when v
+// is shared memory — a tile of SharedFloat64s, or a value lent to this
+// locality — and site runs on this machine: site's Get then returns the
+// same memory, mapped read-only there, and the memory is not reused until
+// site hands it back with Recycle (as this locality does with its own
+// reference). The caller must not change v afterwards. In every other case
+// Lend is Set. Primitives lend the tiles that travel between the steps of
+// Cannon's product.
+func (ch *Channel) Lend(ctx context.Context, site int, tag uint64, v []float64) *Future[struct{}] {
+	c := ch.c
+	if site < 0 || site >= c.Size() || site == c.here || !c.rt.shared.sameNode(c.sites[site]) {
+		return ch.Set(ctx, site, tag, v)
+	}
+	d, ok := c.rt.shared.lend(v)
+	if !ok {
+		return ch.Set(ctx, site, tag, v)
+	}
+	f := newFuture[struct{}](c.rt.sched)
+	go func() {
+		h := collHeader{base: c.name, gen: tag, from: uint32(c.here), op: opLent, count: anyCount}
+		dest := c.sites[site]
+		p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: appendDesc(h.appendTo(nil), d)}}
+		err := ctx.Err()
+		if err == nil {
+			if err = c.rt.port.Send(ctx, p); err != nil {
+				err = c.rt.sendError(dest, err)
+			}
+		}
+		if err != nil {
+			// Not sent: the reference lent with it comes back here.
+			c.rt.shared.unlend(v)
+			err = fmt.Errorf("runtime: channel %q: Lend to site %d, tag %d: %w", c.name, site, tag, err)
+		}
+		f.set(struct{}{}, err)
+	}()
+	return f
+}
+
+func appendDesc(b []byte, d shm.Desc) []byte {
+	b = msgp.AppendInt32(b, d.PID)
+	b = msgp.AppendInt32(b, d.FD)
+	b = msgp.AppendUint64(b, d.Ino)
+	return msgp.AppendUint64(b, d.N)
+}
+
+func readDesc(b []byte) (d shm.Desc, err error) {
+	if d.PID, b, err = msgp.ReadInt32Bytes(b); err != nil {
+		return d, fmt.Errorf("segment descriptor: %w", err)
+	}
+	if d.FD, b, err = msgp.ReadInt32Bytes(b); err != nil {
+		return d, fmt.Errorf("segment descriptor: %w", err)
+	}
+	if d.Ino, b, err = msgp.ReadUint64Bytes(b); err != nil {
+		return d, fmt.Errorf("segment descriptor: %w", err)
+	}
+	if d.N, _, err = msgp.ReadUint64Bytes(b); err != nil {
+		return d, fmt.Errorf("segment descriptor: %w", err)
+	}
+	return d, nil
+}
+
+// Get returns the value site Set (or Lend) for this site under tag. A
+// value lent from shared memory is read-only — writing it faults — and is
+// handed back with Recycle.
 func (ch *Channel) Get(ctx context.Context, site int, tag uint64) *Future[[]float64] {
 	c := ch.c
 	if site < 0 || site >= c.Size() {

@@ -9,14 +9,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/shm"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tinylib/msgp/msgp"
 )
 
 // Control verbs: the runtime's own parcels for meeting and leaving.
 //
-//	start:  every locality i > 0 connects to 0 and sends register(addr);
-//	        0 sends peers(addrs) to all; i connects to every 0 < j < i and
+//	start:  every locality i > 0 connects to 0 and sends register(addr,
+//	        node); 0 sends peers(addrs, nodes) to all; i connects to every 0 < j < i and
 //	        sends ready; 0 sends start once all are ready.
 //	finish: every locality sends done to 0; 0 sends exit once all are done;
 //	        each then closes its port with a goodbye to every peer.
@@ -42,6 +43,7 @@ type control struct {
 	addrs      []string // root: registered addresses
 	registered uint32
 	peers      []string // everyone: the addresses from root
+	nodes      []string // root: registered machines (shm.Node); everyone: the list from root
 	ready      uint32
 	done       []bool
 	ndone      uint32
@@ -53,6 +55,7 @@ type control struct {
 func (c *control) init(n uint32) {
 	c.n = n
 	c.addrs = make([]string, n)
+	c.nodes = make([]string, n)
 	c.done = make([]bool, n)
 	for _, ch := range []*chan struct{}{&c.allRegistered, &c.gotPeers, &c.allReady, &c.started, &c.allDone, &c.exit} {
 		*ch = make(chan struct{})
@@ -80,29 +83,30 @@ func (rt *Runtime) control(p *parcel.Parcel) {
 	defer c.mu.Unlock()
 	switch p.Header.Action {
 	case ctlRegister:
-		addr, _, err := msgp.ReadStringBytes(p.Header.Args)
+		addr, rest, err := msgp.ReadStringBytes(p.Header.Args)
+		var node string
+		if err == nil {
+			node, _, err = msgp.ReadStringBytes(rest)
+		}
 		if err != nil || rt.here != 0 || from >= c.n || c.addrs[from] != "" {
 			rt.log.Warn("runtime: bad register", "from", from, "err", err)
 			return
 		}
-		c.addrs[from] = addr
+		c.addrs[from], c.nodes[from] = addr, node
 		if c.registered++; c.registered == c.n-1 {
 			closeOnce(c.allRegistered)
 		}
 	case ctlPeers:
-		var peers []string
-		rest := p.Header.Args
-		k, rest, err := msgp.ReadArrayHeaderBytes(rest)
-		for i := uint32(0); err == nil && i < k; i++ {
-			var s string
-			s, rest, err = msgp.ReadStringBytes(rest)
-			peers = append(peers, s)
+		peers, rest, err := readStrings(p.Header.Args)
+		var nodes []string
+		if err == nil {
+			nodes, _, err = readStrings(rest)
 		}
-		if err != nil || uint32(len(peers)) != c.n || c.peers != nil {
+		if err != nil || uint32(len(peers)) != c.n || uint32(len(nodes)) != c.n || c.peers != nil {
 			rt.log.Warn("runtime: bad peers list", "from", from, "err", err)
 			return
 		}
-		c.peers = peers
+		c.peers, c.nodes = peers, nodes
 		closeOnce(c.gotPeers)
 	case ctlReady:
 		if c.ready++; c.ready == c.n-1 {
@@ -214,11 +218,9 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 			return err
 		}
 		c.mu.Lock()
-		c.addrs[0] = rt.advertised()
-		args := msgp.AppendArrayHeader(nil, c.n)
-		for _, a := range c.addrs {
-			args = msgp.AppendString(args, a)
-		}
+		c.addrs[0], c.nodes[0] = rt.advertised(), shm.Node()
+		args := appendStrings(nil, c.addrs)
+		args = appendStrings(args, c.nodes)
 		c.mu.Unlock()
 		for l := uint32(1); l < rt.n; l++ {
 			if err := rt.sendControl(ctx, l, ctlPeers, args); err != nil {
@@ -233,12 +235,13 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 				return err
 			}
 		}
+		rt.shared.start(rt.here, c.nodes)
 		return nil
 	}
 	if err := rt.port.Connect(ctx, 0, rt.cfg.RootAddr); err != nil {
 		return fmt.Errorf("runtime: locality %d: reaching locality 0 at %s: %w", rt.here, rt.cfg.RootAddr, err)
 	}
-	if err := rt.sendControl(ctx, 0, ctlRegister, msgp.AppendString(nil, rt.advertised())); err != nil {
+	if err := rt.sendControl(ctx, 0, ctlRegister, msgp.AppendString(msgp.AppendString(nil, rt.advertised()), shm.Node())); err != nil {
 		return err
 	}
 	if err := rt.wait(ctx, c.gotPeers, func() string { return "the address list from locality 0" }); err != nil {
@@ -252,7 +255,38 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	if err := rt.sendControl(ctx, 0, ctlReady, nil); err != nil {
 		return err
 	}
-	return rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" })
+	if err := rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" }); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	rt.shared.start(rt.here, c.nodes)
+	c.mu.Unlock()
+	return nil
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = msgp.AppendArrayHeader(b, uint32(len(ss)))
+	for _, s := range ss {
+		b = msgp.AppendString(b, s)
+	}
+	return b
+}
+
+func readStrings(b []byte) ([]string, []byte, error) {
+	k, b, err := msgp.ReadArrayHeaderBytes(b)
+	if err != nil {
+		return nil, b, err
+	}
+	if int(k) > len(b) {
+		return nil, b, fmt.Errorf("a list of %d strings in %d bytes", k, len(b))
+	}
+	ss := make([]string, k)
+	for i := range ss {
+		if ss[i], b, err = msgp.ReadStringBytes(b); err != nil {
+			return nil, b, err
+		}
+	}
+	return ss, b, nil
 }
 
 // missing lists the localities (but 0) for which have is false.

@@ -14,6 +14,8 @@ type Counters struct {
 	CallsSent     uint64 // action calls sent to other localities
 	CallsServed   uint64 // action calls received from other localities
 	PendingCalls  int    // calls sent whose reply has not arrived
+	BytesLent     uint64 // bytes of shared memory lent to localities on this machine (Channel.Lend), not copied
+	BytesBorrowed uint64 // bytes of shared memory other localities lent here
 	Peers         []parcel.PeerCounters
 }
 
@@ -30,6 +32,8 @@ func (rt *Runtime) Counters() Counters {
 		CallsSent:     rt.callsSent.Load(),
 		CallsServed:   rt.served.Load(),
 		PendingCalls:  pending,
+		BytesLent:     rt.shared.lentBytes.Load(),
+		BytesBorrowed: rt.shared.borrowedBytes.Load(),
 		Peers:         rt.port.Counters(),
 	}
 }

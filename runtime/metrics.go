@@ -32,6 +32,7 @@ func (rt *Runtime) FillCounters(s *trace.Snapshot) {
 	s.TasksSpawned, s.TasksExecuted, s.TaskYields = c.TasksSpawned, c.TasksExecuted, c.TaskYields
 	s.TaskQueueLength, s.Lanes = c.TaskQueueLen, c.Lanes
 	s.CallsSent, s.CallsServed, s.PendingCalls = c.CallsSent, c.CallsServed, c.PendingCalls
+	s.BytesLent, s.BytesBorrowed = c.BytesLent, c.BytesBorrowed
 	s.Peers = make([]trace.PeerTraffic, len(c.Peers))
 	for i, p := range c.Peers {
 		s.Peers[i] = trace.PeerTraffic{Peer: p.Peer, ParcelsSent: p.ParcelsSent, BytesSent: p.BytesSent,

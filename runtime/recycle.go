@@ -70,7 +70,16 @@ func (r *recycler) put(b []float64) {
 // stream of calls allocates nothing. The caller must not touch b afterwards
 // — not even through another slice of the same memory. At most
 // Config.RecycleBytes are kept.
-func (rt *Runtime) Recycle(b []float64) { rt.recycle.put(b) }
+//
+// Shared memory goes back where it came from: a tile of SharedFloat64s to
+// this locality's segments, reused once no locality it was lent to holds
+// it; a value another locality lent (Channel.Lend) to that locality.
+func (rt *Runtime) Recycle(b []float64) {
+	if rt.shared.give(b) {
+		return
+	}
+	rt.recycle.put(b)
+}
 
 // Float64s returns n zeroed float64s for a tile: memory handed back with
 // Recycle when the locality holds a slice of exactly that length, fresh

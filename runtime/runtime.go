@@ -136,7 +136,8 @@ type Runtime struct {
 	ctl     control
 	coll    collMailbox // collective messages and waiters (communicator.go)
 	recycle recycler
-	outs    outParcels // the parcels of calls and replies being sent
+	shared  sharedTiles // segments lent to and borrowed from localities on this machine
+	outs    outParcels  // the parcels of calls and replies being sent
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
 	tracing *tracing      // nil: not tracing (tracing.go)
@@ -187,6 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.RecycleBytes == 0 {
 		rt.recycle.limit = DefaultRecycleBytes
 	}
+	rt.shared.limit = rt.recycle.limit
 	rt.ctx, rt.cancel = context.WithCancelCause(context.Background())
 	rt.told = make(chan struct{})
 	if err := rt.startTracing(&cfg); err != nil {
@@ -551,4 +553,5 @@ func (rt *Runtime) shutdown(cause error) {
 	rt.sched.close()
 	rt.stopTracing()
 	rt.stopMetrics()
+	rt.shared.close()
 }

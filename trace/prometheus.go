@@ -18,6 +18,8 @@ type Snapshot struct {
 	CallsSent       uint64 // action calls sent to other localities
 	CallsServed     uint64 // action calls served for other localities
 	PendingCalls    int    // calls sent whose reply has not arrived
+	BytesLent       uint64 // shared memory lent to localities on this machine, not copied
+	BytesBorrowed   uint64 // shared memory other localities lent here
 	Peers           []PeerTraffic
 	AGAS            *AGASCounters // nil: no AGAS on this locality
 }
@@ -74,6 +76,8 @@ var (
 		{metricDef{"tessera_calls_sent_total", "Action calls sent to other localities.", prometheus.CounterValue}, func(s *Snapshot) float64 { return float64(s.CallsSent) }},
 		{metricDef{"tessera_calls_served_total", "Action calls received from other localities.", prometheus.CounterValue}, func(s *Snapshot) float64 { return float64(s.CallsServed) }},
 		{metricDef{"tessera_pending_calls", "Action calls sent whose reply has not arrived.", prometheus.GaugeValue}, func(s *Snapshot) float64 { return float64(s.PendingCalls) }},
+		{metricDef{"tessera_bytes_lent_total", "Bytes of shared memory lent to localities on this machine without a copy.", prometheus.CounterValue}, func(s *Snapshot) float64 { return float64(s.BytesLent) }},
+		{metricDef{"tessera_bytes_borrowed_total", "Bytes of shared memory other localities on this machine lent here.", prometheus.CounterValue}, func(s *Snapshot) float64 { return float64(s.BytesBorrowed) }},
 	}
 	peerMetrics = []struct {
 		metricDef

@@ -12,7 +12,7 @@ func TestCollectorExportsASnapshot(t *testing.T) {
 	agas := false
 	src := CounterFunc(func(s *Snapshot) {
 		*s = Snapshot{TasksSpawned: 12, TasksExecuted: 10, TaskYields: 3, TaskQueueLength: 2, Lanes: 4,
-			CallsSent: 7, CallsServed: 5, PendingCalls: 1,
+			CallsSent: 7, CallsServed: 5, PendingCalls: 1, BytesLent: 64 << 20, BytesBorrowed: 32 << 20,
 			Peers: []PeerTraffic{
 				{Peer: 0, ParcelsSent: 9, BytesSent: 900, ParcelsReceived: 8, BytesReceived: 800, QueueLength: 1, Writes: 6},
 				{Peer: 2, ParcelsSent: 1, BytesSent: 100},
@@ -36,18 +36,21 @@ tessera_parcel_bytes_sent_total{locality="1",peer="2"} 100
 # HELP tessera_pending_calls Action calls sent whose reply has not arrived.
 # TYPE tessera_pending_calls gauge
 tessera_pending_calls{locality="1"} 1
+# HELP tessera_bytes_lent_total Bytes of shared memory lent to localities on this machine without a copy.
+# TYPE tessera_bytes_lent_total counter
+tessera_bytes_lent_total{locality="1"} 6.7108864e+07
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
-		"tessera_tasks_total", "tessera_task_queue_length", "tessera_parcel_bytes_sent_total", "tessera_pending_calls"); err != nil {
+		"tessera_tasks_total", "tessera_task_queue_length", "tessera_parcel_bytes_sent_total", "tessera_pending_calls", "tessera_bytes_lent_total"); err != nil {
 		t.Fatal(err)
 	}
-	// 8 locality metrics, 6 per peer for 2 peers, no AGAS yet.
-	if n := testutil.CollectAndCount(c); n != 8+12 {
-		t.Fatalf("%d metrics without AGAS, want 20", n)
+	// 10 locality metrics, 6 per peer for 2 peers, no AGAS yet.
+	if n := testutil.CollectAndCount(c); n != 10+12 {
+		t.Fatalf("%d metrics without AGAS, want 22", n)
 	}
 	agas = true
-	if n := testutil.CollectAndCount(c); n != 8+12+6 {
-		t.Fatalf("%d metrics with AGAS, want 26", n)
+	if n := testutil.CollectAndCount(c); n != 10+12+6 {
+		t.Fatalf("%d metrics with AGAS, want 28", n)
 	}
 	want = `
 # HELP tessera_agas_cache_hits_total Owner lookups answered by the resolution cache.

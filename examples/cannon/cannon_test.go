@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/internal/shm"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 )
@@ -88,5 +91,25 @@ func TestProcessCannon(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
+	}
+	if !shm.Supported {
+		t.Log("no shared segments on this system: the lending run is left out")
+		return
+	}
+	// Tiles of 4 MiB and more are lent between the processes, not copied:
+	// locality 0 lends its A and B tiles once per product (two products).
+	out, err = exec.CommandContext(ctx, filepath.Join(bin, "tessera"), "run", "-n", "4", filepath.Join(bin, "cannon"), "-n", "1450", "--repeat", "2", "--check").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tessera run -n 4 cannon -n 1450: %v\n%s", err, out)
+	}
+	for _, want := range []string{"[L0] cannon: checked against one gonum product", "[L0] cannon: locality 0 lent 16.0 MiB of tiles"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if m := regexp.MustCompile(`largest relative difference (\S+)`).FindStringSubmatch(string(out)); m == nil {
+		t.Errorf("no difference reported in:\n%s", out)
+	} else if d, err := strconv.ParseFloat(m[1], 64); err != nil || d > 1e-12 {
+		t.Errorf("largest relative difference %s, want at most 1e-12", m[1])
 	}
 }

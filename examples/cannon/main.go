@@ -149,6 +149,9 @@ func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) (f
 		fmt.Fprintf(stdout, "cannon: %d x %d product, %s on %d localities (%s tiling, BLAS %s): %.4f s (best of %d), %.2f GFLOP/s\n",
 			o.n, o.n, algorithm, e.Size(), o.tiling, primitives.BLAS(), best, o.repeat, gflops)
 		fmt.Fprintf(stdout, "RESULT name=cannon n=%d localities=%d seconds=%.6f gflops=%.3f times=%s\n", o.n, e.Size(), best, gflops, strings.Join(times, ","))
+		if c := e.Runtime().Counters(); c.BytesLent > 0 {
+			fmt.Fprintf(stdout, "cannon: locality 0 lent %.1f MiB of tiles to localities on its machine without a copy\n", float64(c.BytesLent)/(1<<20))
+		}
 	}
 	if !o.check {
 		return 0, nil

@@ -1,0 +1,295 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tessera-amt/tessera/internal/hugepage"
+	"github.com/tessera-amt/tessera/internal/shm"
+)
+
+// sharedTiles is a locality's memory for lending to the localities on its
+// machine (internal/shm): its own segments, which SharedFloat64s hands
+// out and Recycle takes back, and its mappings of the segments other
+// localities lent it (Channel.Lend), which Recycle gives back.
+//
+// A segment's reference count lives in the segment itself: the owner's
+// reference while the memory is in use here, plus one per value lent out
+// and not yet recycled by its holder, in whichever process. The owner
+// reuses a segment only when the count is zero, so a tile lent to a
+// neighbour, and passed on by it to the next, is never overwritten under
+// them — and the owner learns of it without a message.
+type sharedTiles struct {
+	on    bool     // another locality of the job shares this machine
+	nodes []string // every locality's machine (shm.Node), from the start barrier
+	here  uint32
+	limit int // bytes of free segments kept (Config.RecycleBytes)
+
+	mu    sync.Mutex
+	own   map[*float64]*shm.Segment // this locality's segments, by their first element
+	free  map[int][]*shm.Segment    // own segments nobody holds, by length
+	held  int                       // bytes in free
+	lent  []*shm.Segment            // own segments let go here but still held by a borrower
+	peers map[shm.Desc]*borrowedSeg // other localities' segments mapped here
+	at    map[*float64]*borrowedSeg // the same, by their first element
+
+	lentBytes, borrowedBytes atomic.Uint64 // Counters
+}
+
+// borrowedSeg is another locality's segment mapped here, and the
+// references this locality holds to it.
+type borrowedSeg struct {
+	seg  *shm.Segment
+	refs int
+}
+
+// keepMappings is how many mappings of other localities' segments that
+// this locality holds no reference to stay mapped for the next loan.
+const keepMappings = 64
+
+// start enables lending when another locality of the job runs on this
+// machine (same shm.Node), once the start barrier has told every
+// locality's machine.
+func (s *sharedTiles) start(here uint32, nodes []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.here, s.nodes = here, append([]string(nil), nodes...)
+	if !shm.Supported || int(here) >= len(nodes) || nodes[here] == "" {
+		return
+	}
+	for l, n := range nodes {
+		if uint32(l) != here && n == nodes[here] {
+			s.on = true
+		}
+	}
+}
+
+// sameNode tells whether locality l can map this locality's segments.
+func (s *sharedTiles) sameNode(l uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.on && int(l) < len(s.nodes) && s.nodes[l] == s.nodes[s.here]
+}
+
+// alloc returns an own segment of n float64s, zeroed, with the owner's
+// reference; nil when lending is off or the system has no segments.
+func (s *sharedTiles) alloc(n int) []float64 {
+	s.mu.Lock()
+	if !s.on {
+		s.mu.Unlock()
+		return nil
+	}
+	seg := s.reusable(n)
+	s.mu.Unlock()
+	if seg != nil {
+		clear(seg.Data)
+		return seg.Data
+	}
+	seg, err := shm.New(n)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	if s.own == nil {
+		s.own = make(map[*float64]*shm.Segment)
+	}
+	s.own[&seg.Data[0]] = seg
+	s.mu.Unlock()
+	return seg.Data
+}
+
+// reusable takes a free own segment of n float64s, or a lent one whose
+// borrowers have all given it back, and gives it the owner's reference;
+// s.mu is held.
+func (s *sharedTiles) reusable(n int) *shm.Segment {
+	if list := s.free[n]; len(list) > 0 {
+		seg := list[len(list)-1]
+		s.free[n] = list[:len(list)-1]
+		s.held -= 8 * n
+		seg.Hold()
+		return seg
+	}
+	for i, seg := range s.lent {
+		if len(seg.Data) == n && seg.Refs() == 0 {
+			s.lent = append(s.lent[:i], s.lent[i+1:]...)
+			seg.Hold()
+			return seg
+		}
+	}
+	return nil
+}
+
+// give takes back b when it is a segment — this locality's (dropping the
+// owner's reference) or a borrowed one (dropping this locality's) — and
+// tells whether it was.
+func (s *sharedTiles) give(b []float64) bool {
+	if 8*len(b) < hugepage.MinBytes {
+		return false // no segment is this small (SharedFloat64s)
+	}
+	p := unsafe.SliceData(b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seg := s.own[p]; seg != nil {
+		if seg.Drop() > 0 {
+			s.lent = append(s.lent, seg)
+			return true
+		}
+		n := len(seg.Data)
+		if s.held+8*n > s.limit {
+			delete(s.own, p)
+			seg.Close()
+			return true
+		}
+		if s.free == nil {
+			s.free = make(map[int][]*shm.Segment)
+		}
+		s.free[n] = append(s.free[n], seg)
+		s.held += 8 * n
+		return true
+	}
+	if bs := s.at[p]; bs != nil && bs.refs > 0 {
+		bs.refs--
+		bs.seg.Drop()
+		return true
+	}
+	return false
+}
+
+// lend adds a reference to the segment that is exactly v, for a value
+// lent to another locality, and returns its Desc; ok is false when v is
+// not a whole segment.
+func (s *sharedTiles) lend(v []float64) (d shm.Desc, ok bool) {
+	if 8*len(v) < hugepage.MinBytes {
+		return d, false
+	}
+	p := unsafe.SliceData(v)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seg := s.own[p]
+	if seg == nil {
+		if bs := s.at[p]; bs != nil && bs.refs > 0 {
+			seg = bs.seg
+		}
+	}
+	if seg == nil || len(seg.Data) != len(v) {
+		return d, false
+	}
+	seg.Hold()
+	s.lentBytes.Add(uint64(8 * len(v)))
+	return seg.Desc(), true
+}
+
+// unlend drops the reference lend added, for a value that was not sent.
+func (s *sharedTiles) unlend(v []float64) {
+	p := unsafe.SliceData(v)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seg := s.own[p]; seg != nil {
+		seg.Drop()
+	} else if bs := s.at[p]; bs != nil {
+		bs.seg.Drop()
+	}
+}
+
+// borrow maps the segment d names, lent to this locality by locality
+// from, and returns its elements; the reference that came with d is now
+// this locality's.
+func (s *sharedTiles) borrow(from uint32, d shm.Desc) ([]float64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.on {
+		return nil, fmt.Errorf("locality %d lent %v, but locality %d shares no memory with it", from, d, s.here)
+	}
+	bs := s.peers[d]
+	if bs == nil {
+		seg, err := shm.Map(d)
+		if err != nil {
+			return nil, fmt.Errorf("locality %d lent memory that locality %d cannot map: %w", from, s.here, err)
+		}
+		if s.peers == nil {
+			s.peers, s.at = make(map[shm.Desc]*borrowedSeg), make(map[*float64]*borrowedSeg)
+		}
+		s.evict()
+		bs = &borrowedSeg{seg: seg}
+		s.peers[d], s.at[&seg.Data[0]] = bs, bs
+	}
+	bs.refs++
+	s.borrowedBytes.Add(uint64(8 * len(bs.seg.Data)))
+	return bs.seg.Data, nil
+}
+
+// evict unmaps mappings this locality holds no reference to once there
+// are keepMappings of them; s.mu is held.
+func (s *sharedTiles) evict() {
+	idle := 0
+	for _, bs := range s.peers {
+		if bs.refs == 0 {
+			idle++
+		}
+	}
+	for d, bs := range s.peers {
+		if idle < keepMappings {
+			return
+		}
+		if bs.refs == 0 {
+			delete(s.peers, d)
+			delete(s.at, &bs.seg.Data[0])
+			bs.seg.Close()
+			idle--
+		}
+	}
+}
+
+// close unmaps what nobody uses when the locality ends: the free own
+// segments and the mappings this locality holds no reference to. Memory
+// still in use (a tile of an array not released, a value lent and not
+// recycled) stays mapped until the process ends.
+func (s *sharedTiles) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n, list := range s.free {
+		for _, seg := range list {
+			delete(s.own, &seg.Data[0])
+			seg.Close()
+		}
+		delete(s.free, n)
+	}
+	s.held = 0
+	lent := s.lent[:0]
+	for _, seg := range s.lent {
+		if seg.Refs() == 0 {
+			delete(s.own, &seg.Data[0])
+			seg.Close()
+			continue
+		}
+		lent = append(lent, seg)
+	}
+	s.lent = lent
+	for d, bs := range s.peers {
+		if bs.refs == 0 {
+			delete(s.peers, d)
+			delete(s.at, &bs.seg.Data[0])
+			bs.seg.Close()
+		}
+	}
+	s.on = false
+}
+
+// SharedFloat64s returns n zeroed float64s for a tile that this locality
+// may lend to others on its machine without a copy (Channel.Lend): a
+// segment of shared memory when another locality of the job runs on the
+// same machine and n float64s take at least 4 MiB, memory as Float64s
+// gives otherwise. The caller hands it back with Recycle when done with
+// it: a segment is not collected, and one never handed back stays mapped
+// until the process ends. Primitives allocate their arrays' tiles here;
+// Array.Release hands them back.
+func (rt *Runtime) SharedFloat64s(n int) []float64 {
+	if 8*n >= hugepage.MinBytes {
+		if b := rt.shared.alloc(n); b != nil {
+			return b
+		}
+	}
+	return rt.Float64s(n)
+}

@@ -1,0 +1,193 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/tessera-amt/tessera/internal/shm"
+	"github.com/tessera-amt/tessera/parcel"
+)
+
+// lendFloats is 4 MiB of float64s: the least SharedFloat64s takes from
+// shared memory.
+const lendFloats = 1 << 19
+
+func startSharing(t *testing.T, n int) (context.Context, *LocalJob, []*Channel) {
+	t.Helper()
+	if !shm.Supported {
+		t.Skip("no shared segments on this system: Lend is Set")
+	}
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, n, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { job.Close() })
+	chs := make([]*Channel, n)
+	for i, rt := range job.Localities {
+		if chs[i], err = NewChannel(rt, "test.lend", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ctx, job, chs
+}
+
+func same(a, b []float64) bool { return unsafe.SliceData(a) == unsafe.SliceData(b) }
+
+// TestChannelLendSharesMemory: a tile of SharedFloat64s lent to another
+// locality on the machine arrives as the same memory (a write by its owner
+// shows), passes on to a third locality the same way, and is reused by its
+// owner only once both have recycled it.
+func TestChannelLendSharesMemory(t *testing.T) {
+	ctx, job, ch := startSharing(t, 3)
+	rt := job.Localities
+	v := rt[0].SharedFloat64s(lendFloats)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	if err := ch[0].Lend(ctx, 1, 1, v).Err(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ch[1].Get(ctx, 0, 1).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != lendFloats || w[lendFloats-1] != lendFloats-1 {
+		t.Fatalf("lent value arrived with %d elements, last %v", len(w), w[len(w)-1])
+	}
+	if same(v, w) {
+		t.Fatal("the borrower got the owner's slice, want a mapping of its own")
+	}
+	v[5] = -5
+	if w[5] != -5 {
+		t.Fatalf("borrower's element 5 is %v after the owner wrote -5: the value was copied", w[5])
+	}
+	if err := ch[1].Lend(ctx, 2, 2, w).Err(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x, err := ch[2].Get(ctx, 1, 2).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x[5] != -5 || x[7] != 7 {
+		t.Fatalf("passed-on value has elements 5, 7 = %v, %v, want -5, 7", x[5], x[7])
+	}
+	for i, want := range []struct{ lent, borrowed uint64 }{{8 * lendFloats, 0}, {8 * lendFloats, 8 * lendFloats}, {0, 8 * lendFloats}} {
+		if c := rt[i].Counters(); c.BytesLent != want.lent || c.BytesBorrowed != want.borrowed {
+			t.Errorf("locality %d counted %d bytes lent, %d borrowed; want %d, %d", i, c.BytesLent, c.BytesBorrowed, want.lent, want.borrowed)
+		}
+	}
+
+	rt[0].Recycle(v) // the owner is done; 1 and 2 still hold it
+	u := rt[0].SharedFloat64s(lendFloats)
+	if same(u, v) {
+		t.Fatal("the owner reused a tile two localities still hold")
+	}
+	rt[1].Recycle(w)
+	u2 := rt[0].SharedFloat64s(lendFloats)
+	if same(u2, v) {
+		t.Fatal("the owner reused a tile locality 2 still holds")
+	}
+	if x[5] != -5 {
+		t.Fatal("the tile changed under locality 2")
+	}
+	rt[2].Recycle(x)
+	r := rt[0].SharedFloat64s(lendFloats)
+	if !same(r, v) {
+		t.Fatal("the owner did not reuse its tile once every borrower recycled it")
+	}
+	if r[5] != 0 || r[lendFloats-1] != 0 {
+		t.Fatal("a reused tile is not zeroed")
+	}
+}
+
+// TestChannelLendCopiesWhatIsNotShared: Lend of ordinary memory, of part
+// of a tile, or to the lender's own site is Set: the receiver gets a copy.
+func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
+	ctx, job, ch := startSharing(t, 2)
+	rt := job.Localities
+	tile := rt[0].SharedFloat64s(lendFloats)
+	for k, c := range []struct {
+		name string
+		v    []float64
+		to   int
+	}{
+		{"ordinary memory", make([]float64, lendFloats), 1},
+		{"part of a tile", tile[1:], 1},
+		{"a tile to its own site", tile, 0},
+		{"a small slice", rt[0].SharedFloat64s(10), 1},
+	} {
+		c.v[0] = 42
+		tag := uint64(10 + k)
+		if err := ch[0].Lend(ctx, c.to, tag, c.v).Err(ctx); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := ch[c.to].Get(ctx, 0, tag).Get(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		c.v[0] = 1
+		if len(got) != len(c.v) || got[0] != 42 {
+			t.Fatalf("%s: got %d elements, first %v; want a copy of %d, first 42", c.name, len(got), got[0], len(c.v))
+		}
+	}
+	if c := rt[0].Counters(); c.BytesLent != 0 {
+		t.Fatalf("%d bytes counted as lent, want 0: every value was copied", c.BytesLent)
+	}
+}
+
+// TestLendOfABadSegmentFails: a lent value that cannot be mapped — a
+// descriptor of no segment, or a truncated one — fails the Get that waits
+// for it with an error that says so.
+func TestLendOfABadSegmentFails(t *testing.T) {
+	ctx, job, ch := startSharing(t, 2)
+	rt := job.Localities
+	v := rt[0].SharedFloat64s(lendFloats)
+	d, ok := rt[0].shared.lend(v)
+	if !ok {
+		t.Fatal("a tile of SharedFloat64s is not lendable")
+	}
+	bogus := d
+	bogus.Ino++
+	for k, c := range []struct {
+		name, want string
+		args       func(b []byte) []byte
+	}{
+		{"another file", "cannot map", func(b []byte) []byte { return appendDesc(b, bogus) }},
+		{"truncated", "segment descriptor", func(b []byte) []byte { return appendDesc(b, d)[:len(b)+5] }},
+	} {
+		tag := uint64(20 + k)
+		h := collHeader{base: "test.lend", gen: tag, from: 0, op: opLent, count: anyCount}
+		p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: 1, Action: ctlColl, Args: c.args(h.appendTo(nil))}}
+		if err := rt[0].port.Send(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ch[1].Get(ctx, 0, tag).Get(ctx)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "lent") {
+			t.Fatalf("%s: Get returned %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestSharingNeedsAnotherLocalityOnTheMachine: a locality alone on its
+// machine lends nothing; SharedFloat64s gives ordinary memory.
+func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
+	var s sharedTiles
+	s.start(0, []string{"host-a", "host-b"})
+	if s.on || s.sameNode(1) {
+		t.Fatal("sharing is on with no other locality on the machine")
+	}
+	if b := s.alloc(lendFloats); b != nil {
+		t.Fatal("a segment was allocated with sharing off")
+	}
+	if _, ok := s.lend(make([]float64, 10)); ok {
+		t.Fatal("ordinary memory was lent")
+	}
+	var alone sharedTiles
+	alone.start(0, []string{""})
+	if alone.on {
+		t.Fatal("sharing is on for an unknown machine")
+	}
+}
