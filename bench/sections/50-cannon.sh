@@ -294,10 +294,15 @@ Cannon's communication (\`OPENBLAS_NUM_THREADS=1 cannon -n SIZE -grid 2
 -repeat $WARM\`, bench/cannon, the openblas build): 4 processes at once,
 each multiplying 2 pairs of tiles of its own into its tile of C, as a
 locality does with the tiles it receives; a run's time is its slowest
-process's. Its tiles, Tessera's and NumPy's arrays alike are in memory
-advised for transparent huge pages (internal/hugepage; NumPy advises
-arrays of 4 MiB and more), so no side pays a page fault per 4 KiB of a
-fresh tile. A locality takes the tile of C from the memory of the
+process's. Its tiles and NumPy's arrays are in memory advised for
+transparent huge pages (internal/hugepage; NumPy advises arrays of 4 MiB
+and more). Tessera's tiles, as its localities share the machine, are in
+shared memory segments (Runtime.SharedFloat64s), which this kernel backs
+with 4 KiB pages (shmem huge pages: \`$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null || echo unknown)\`);
+by hand, the bound with its tiles in such segments took about 1% longer
+(best of 3 products 0.929-0.934 s against 0.917-0.924 s, three
+alternating runs), and its first product less (0.97-1.01 against
+1.08-1.13 s). A locality takes the tile of C from the memory of the
 product the job released before (Runtime.Float64s: the example releases
 each product but the last), and the bound clears and reuses its own, so
 neither touches a fresh page after the first product (Dask's first
@@ -307,17 +312,21 @@ the first touch costs far more than the Dgemm's own writes: a fresh
 distributed product of these tiles on this machine can be
 faster: the two columns after it place Dask and Tessera against it
 (medians of the per-repetition ratios). Dask shares one address space and moves no
-tile; Tessera's localities are processes that move 8 tiles of (SIZE/2)²
-doubles over TCP (256 MiB at 4096), read and written twice each, while
-they compute. That copying is what Tessera pays over the bound: by hand
-(\`/proc/stat\` around jobs of 2 and of 6 products, OpenBLAS's own kernels,
-two pairs), a product took Tessera's 4 localities 1.79-1.89 s of user CPU
-and the bound's 4 processes 1.81-1.90 s; the rest of Tessera's time is the
-kernel's, and moving 256 MiB between two processes took, standalone, 0.15
-s of CPU over loopback TCP, 0.10-0.13 s over a Unix socket and 0.045 s
-with \`process_vm_readv\` (one copy instead of two). Only tiles shared in
-memory between a node's localities would take Tessera to the bound, and
-the bound is only a few percent ahead of Dask (the columns above). The last two columns run the same Cannon job in the pure
+tile. Tessera's localities are processes, and a product moves 8 tiles of
+(SIZE/2)² doubles (256 MiB at 4096); on one machine they lend them
+(\`Channel.Lend\`): a segment's descriptor travels instead of its
+elements, the receiver maps the segment read-only and multiplies the
+sender's memory, and the sender reuses it once every holder has given it
+back. No tile is copied. Before the lending the tiles went over loopback
+TCP, read and written twice each: a product then took Tessera's 4
+localities the bound's user CPU (1.79-1.89 against 1.81-1.90 s, by hand:
+\`/proc/stat\` around jobs of 2 and of 6 products, two pairs), the
+kernel's copying (0.15 s of CPU for 256 MiB between two processes,
+standalone) put Tessera at 1.09 of the bound, and Dask was ahead at 1.04.
+With the lending, the same measurement gave Tessera 1.88-1.94 s of user
+CPU a product against the bound's 1.83-1.85 s and almost no system CPU
+(12-35 ms a product); the 4 KiB pages of the segments account for about
+half of the difference. The last two columns run the same Cannon job in the pure
 build (built without the openblas tag; its BLAS: $("$tessera" info | sed -n 's/^blas *//p')),
 which no OpenBLAS setting changes. They are not the target's figures: the
 target is the openblas build against Dask on the same OpenBLAS.
