@@ -221,6 +221,10 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 		c.addrs[0], c.nodes[0] = rt.advertised(), shm.Node()
 		args := appendStrings(nil, c.addrs)
 		args = appendStrings(args, c.nodes)
+		// Sharing is on before any locality can lend: lending starts
+		// after the start barrier, which waits for every locality's
+		// ready, sent once it has the peers list and turned sharing on.
+		rt.shared.start(rt.here, c.nodes)
 		c.mu.Unlock()
 		for l := uint32(1); l < rt.n; l++ {
 			if err := rt.sendControl(ctx, l, ctlPeers, args); err != nil {
@@ -235,7 +239,6 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 				return err
 			}
 		}
-		rt.shared.start(rt.here, c.nodes)
 		return nil
 	}
 	if err := rt.port.Connect(ctx, 0, rt.cfg.RootAddr); err != nil {
@@ -247,6 +250,9 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	if err := rt.wait(ctx, c.gotPeers, func() string { return "the address list from locality 0" }); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	rt.shared.start(rt.here, c.nodes)
+	c.mu.Unlock()
 	for l := uint32(1); l < rt.here; l++ {
 		if err := rt.port.Connect(ctx, l, c.peers[l]); err != nil {
 			return fmt.Errorf("runtime: locality %d: connecting to locality %d at %s: %w", rt.here, l, c.peers[l], err)
@@ -255,13 +261,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	if err := rt.sendControl(ctx, 0, ctlReady, nil); err != nil {
 		return err
 	}
-	if err := rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" }); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	rt.shared.start(rt.here, c.nodes)
-	c.mu.Unlock()
-	return nil
+	return rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" })
 }
 
 func appendStrings(b []byte, ss []string) []byte {

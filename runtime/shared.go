@@ -149,9 +149,12 @@ func (s *sharedTiles) give(b []float64) bool {
 		s.held += 8 * n
 		return true
 	}
-	if bs := s.at[p]; bs != nil && bs.refs > 0 {
-		bs.refs--
-		bs.seg.Drop()
+	if bs := s.at[p]; bs != nil {
+		// Mapped read-only: never the recycler's, even given back twice.
+		if bs.refs > 0 {
+			bs.refs--
+			bs.seg.Drop()
+		}
 		return true
 	}
 	return false
