@@ -18,7 +18,7 @@ func New(n int) (*Segment, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("shm: segment of %d float64s", n)
 	}
-	fd, err := unix.MemfdCreate("tessera-tile", unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate("tessera-tile", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
@@ -26,6 +26,12 @@ func New(n int) (*Segment, error) {
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("shm: sizing a segment of %d bytes: %w", size, err)
+	}
+	// Sealed at its size: no process that maps it can shrink it under
+	// the others (a read past the end would be a SIGBUS).
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("shm: sealing a segment: %w", err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

@@ -135,3 +135,24 @@ func childMapsAndDrops(desc string) {
 	m.Close()
 	fmt.Println("child: sum ok")
 }
+
+// TestSegmentIsSealedAtItsSize: no process that maps a segment can shrink
+// it under the others.
+func TestSegmentIsSealedAtItsSize(t *testing.T) {
+	s, err := New(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", s.Desc().FD), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(HeaderBytes); err == nil {
+		t.Fatal("a segment was shrunk")
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != HeaderBytes+800 {
+		t.Fatalf("segment size %v, %v; want %d", st.Size(), err, HeaderBytes+800)
+	}
+}
