@@ -34,6 +34,11 @@ type sharedTiles struct {
 	lent  []*shm.Segment            // own segments let go here but still held by a borrower
 	peers map[shm.Desc]*borrowedSeg // other localities' segments mapped here
 	at    map[*float64]*borrowedSeg // the same, by their first element
+	// idle is the bytes of the mappings this locality holds no
+	// reference to: kept for the next loan of the same segment, up to
+	// limit (a mapping keeps its segment's memory alive even after its
+	// owner closed it).
+	idle int
 
 	lentBytes, borrowedBytes atomic.Uint64 // Counters
 }
@@ -45,9 +50,6 @@ type borrowedSeg struct {
 	refs int
 }
 
-// keepMappings is how many mappings of other localities' segments that
-// this locality holds no reference to stay mapped for the next loan.
-const keepMappings = 64
 
 // start enables lending when another locality of the job runs on this
 // machine (same shm.Node), once the start barrier has told every
@@ -154,6 +156,10 @@ func (s *sharedTiles) give(b []float64) bool {
 		if bs.refs > 0 {
 			bs.refs--
 			bs.seg.Drop()
+			if bs.refs == 0 {
+				s.idle += 8 * len(bs.seg.Data)
+				s.evict()
+			}
 		}
 		return true
 	}
@@ -214,35 +220,36 @@ func (s *sharedTiles) borrow(from uint32, d shm.Desc) ([]float64, error) {
 		if s.peers == nil {
 			s.peers, s.at = make(map[shm.Desc]*borrowedSeg), make(map[*float64]*borrowedSeg)
 		}
-		s.evict()
 		bs = &borrowedSeg{seg: seg}
 		s.peers[d], s.at[&seg.Data[0]] = bs, bs
+	} else if bs.refs == 0 {
+		s.idle -= 8 * len(bs.seg.Data)
 	}
 	bs.refs++
 	s.borrowedBytes.Add(uint64(8 * len(bs.seg.Data)))
 	return bs.seg.Data, nil
 }
 
-// evict unmaps mappings this locality holds no reference to once there
-// are keepMappings of them; s.mu is held.
+// evict unmaps mappings this locality holds no reference to while they
+// take more than limit bytes; s.mu is held.
 func (s *sharedTiles) evict() {
-	idle := 0
-	for _, bs := range s.peers {
-		if bs.refs == 0 {
-			idle++
-		}
-	}
 	for d, bs := range s.peers {
-		if idle < keepMappings {
+		if s.idle <= s.limit {
 			return
 		}
 		if bs.refs == 0 {
-			delete(s.peers, d)
-			delete(s.at, &bs.seg.Data[0])
-			bs.seg.Close()
-			idle--
+			s.unmap(d, bs)
 		}
 	}
+}
+
+// unmap forgets a mapping this locality holds no reference to; s.mu is
+// held.
+func (s *sharedTiles) unmap(d shm.Desc, bs *borrowedSeg) {
+	delete(s.peers, d)
+	delete(s.at, &bs.seg.Data[0])
+	s.idle -= 8 * len(bs.seg.Data)
+	bs.seg.Close()
 }
 
 // close unmaps what nobody uses when the locality ends: the free own
@@ -272,9 +279,7 @@ func (s *sharedTiles) close() {
 	s.lent = lent
 	for d, bs := range s.peers {
 		if bs.refs == 0 {
-			delete(s.peers, d)
-			delete(s.at, &bs.seg.Data[0])
-			bs.seg.Close()
+			s.unmap(d, bs)
 		}
 	}
 	s.on = false

@@ -191,3 +191,55 @@ func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
 		t.Fatal("sharing is on for an unknown machine")
 	}
 }
+
+// TestIdleMappingsAreBounded: mappings of lent tiles that a locality gave
+// back stay for the next loan only up to Config.RecycleBytes, as they keep
+// their segments' memory alive.
+func TestIdleMappingsAreBounded(t *testing.T) {
+	if !shm.Supported {
+		t.Skip("no shared segments on this system: Lend is Set")
+	}
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 2, Config{RecycleBytes: 2 * 8 * lendFloats})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities
+	ch := make([]*Channel, 2)
+	for i := range ch {
+		if ch[i], err = NewChannel(rt[i], "test.idle", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got [][]float64
+	for k := range 3 {
+		v := rt[0].SharedFloat64s(lendFloats)
+		v[0] = float64(k)
+		if err := ch[0].Lend(ctx, 1, uint64(k), v).Err(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w, err := ch[1].Get(ctx, 0, uint64(k)).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w[0] != float64(k) {
+			t.Fatalf("loan %d arrived with first element %v", k, w[0])
+		}
+		got = append(got, w)
+	}
+	s := &rt[1].shared
+	s.mu.Lock()
+	if len(s.peers) != 3 || s.idle != 0 {
+		t.Errorf("3 tiles borrowed: %d mappings, %d idle bytes; want 3, 0", len(s.peers), s.idle)
+	}
+	s.mu.Unlock()
+	for _, w := range got {
+		rt[1].Recycle(w)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.peers) != 2 || s.idle != 2*8*lendFloats {
+		t.Errorf("all given back with room for 2: %d mappings, %d idle bytes; want 2, %d", len(s.peers), s.idle, 2*8*lendFloats)
+	}
+}
