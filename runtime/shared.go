@@ -50,7 +50,6 @@ type borrowedSeg struct {
 	refs int
 }
 
-
 // start enables lending when another locality of the job runs on this
 // machine (same shm.Node), once the start barrier has told every
 // locality's machine.
