@@ -531,8 +531,8 @@ writer's wake-up of its peer (\`_raw_spin_unlock_irqrestore\` under
 sched:sched_switch,sched:sched_wakeup -a\`, 22,000 round trips, 28-52 µs
 each): each locality's main thread switched once per round trip, as the
 raw ping-pong's do, but a second thread of each process (another Go
-thread taking the one processor, GOMAXPROCS=1) switched 5,500-9,200 times,
-and 6,000-9,000 wake-ups were done by the idle vCPU — wake-ups sent to a
+thread taking the one processor, GOMAXPROCS=1) switched 5,500-13,800 times,
+and 9,000-11,000 wake-ups were done by the idle vCPU — wake-ups sent to a
 halted vCPU. Both localities pinned to one CPU (\`taskset -c 0
 tessera run -n 2 ...\`): 10.35-10.40 µs in 3 of 3 runs. With
 \`guest_halt_poll_ns\` at 200 µs for the test (set back afterwards), 3 runs
