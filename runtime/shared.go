@@ -23,7 +23,7 @@ import (
 // them — and the owner learns of it without a message.
 type sharedTiles struct {
 	on    bool     // another locality of the job shares this machine
-	nodes []string // every locality's machine (shm.Node), from the start barrier
+	nodes []string // every locality's machine (shm.Node), from the start barrier's peers list
 	here  uint32
 	limit int // bytes of free segments kept (Config.RecycleBytes)
 
@@ -51,8 +51,9 @@ type borrowedSeg struct {
 }
 
 // start enables lending when another locality of the job runs on this
-// machine (same shm.Node), once the start barrier has told every
-// locality's machine.
+// machine (same shm.Node), once the start barrier's peers list has told
+// every locality's machine: before this locality reports ready, so
+// before any locality can lend.
 func (s *sharedTiles) start(here uint32, nodes []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
