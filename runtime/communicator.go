@@ -778,7 +778,9 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 
 // Lend sends v to site under tag as Set does, but without a copy when v
 // is shared memory — a tile of SharedFloat64s, or a value lent to this
-// locality — and site runs on this machine: site's Get then returns the
+// locality — and site runs on this machine and could map this locality's
+// memory when the job started (the start barrier's probe, shared.go):
+// site's Get then returns the
 // same memory, mapped read-only there, and the memory is not reused until
 // site hands it back with Recycle (as this locality does with its own
 // reference). The caller must not change v afterwards. In every other case
@@ -786,7 +788,7 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 // Cannon's product.
 func (ch *Channel) Lend(ctx context.Context, site int, tag uint64, v []float64) *Future[struct{}] {
 	c := ch.c
-	if site < 0 || site >= c.Size() || site == c.here || !c.rt.shared.sameNode(c.sites[site]) {
+	if site < 0 || site >= c.Size() || site == c.here || !c.rt.shared.lendsTo(c.sites[site]) {
 		return ch.Set(ctx, site, tag, v)
 	}
 	d, ok := c.rt.shared.lend(v)
@@ -821,20 +823,48 @@ func appendDesc(b []byte, d shm.Desc) []byte {
 	return msgp.AppendUint64(b, d.N)
 }
 
-func readDesc(b []byte) (d shm.Desc, err error) {
-	if d.PID, b, err = msgp.ReadInt32Bytes(b); err != nil {
-		return d, fmt.Errorf("segment descriptor: %w", err)
+func appendDescs(b []byte, ds []shm.Desc) []byte {
+	b = msgp.AppendArrayHeader(b, uint32(len(ds)))
+	for _, d := range ds {
+		b = appendDesc(b, d)
 	}
-	if d.FD, b, err = msgp.ReadInt32Bytes(b); err != nil {
-		return d, fmt.Errorf("segment descriptor: %w", err)
+	return b
+}
+
+func readDescs(b []byte) ([]shm.Desc, error) {
+	k, b, err := msgp.ReadArrayHeaderBytes(b)
+	if err != nil {
+		return nil, fmt.Errorf("segment descriptors: %w", err)
 	}
-	if d.Ino, b, err = msgp.ReadUint64Bytes(b); err != nil {
-		return d, fmt.Errorf("segment descriptor: %w", err)
+	if int(k) > len(b) {
+		return nil, fmt.Errorf("segment descriptors: %d in %d bytes", k, len(b))
 	}
-	if d.N, _, err = msgp.ReadUint64Bytes(b); err != nil {
-		return d, fmt.Errorf("segment descriptor: %w", err)
+	ds := make([]shm.Desc, k)
+	for i := range ds {
+		if ds[i], b, err = readDescRest(b); err != nil {
+			return nil, err
+		}
 	}
-	return d, nil
+	return ds, nil
+}
+
+func readDesc(b []byte) (shm.Desc, error) {
+	d, _, err := readDescRest(b)
+	return d, err
+}
+
+func readDescRest(b []byte) (d shm.Desc, rest []byte, err error) {
+	if d.PID, b, err = msgp.ReadInt32Bytes(b); err == nil {
+		if d.FD, b, err = msgp.ReadInt32Bytes(b); err == nil {
+			if d.Ino, b, err = msgp.ReadUint64Bytes(b); err == nil {
+				d.N, b, err = msgp.ReadUint64Bytes(b)
+			}
+		}
+	}
+	if err != nil {
+		return d, b, fmt.Errorf("segment descriptor: %w", err)
+	}
+	return d, b, nil
 }
 
 // Get returns the value site Set (or Lend) for this site under tag. A

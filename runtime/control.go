@@ -17,8 +17,12 @@ import (
 // Control verbs: the runtime's own parcels for meeting and leaving.
 //
 //	start:  every locality i > 0 connects to 0 and sends register(addr,
-//	        node); 0 sends peers(addrs, nodes) to all; i connects to every 0 < j < i and
-//	        sends ready; 0 sends start once all are ready.
+//	        node, probe); 0 sends peers(addrs, nodes, probes) to all; i
+//	        maps the probes of the localities on its machine, connects to
+//	        every 0 < j < i and sends ready(mapped); 0 sends start(mappers)
+//	        once all are ready. A probe is a small shared memory segment
+//	        (internal/shm): a locality lends its tiles only to the
+//	        localities that mapped its probe (shared.go).
 //	finish: every locality sends done to 0; 0 sends exit once all are done;
 //	        each then closes its port with a goodbye to every peer.
 //	abort:  a failing locality tells everyone why before it goes.
@@ -42,8 +46,11 @@ type control struct {
 	n          uint32
 	addrs      []string // root: registered addresses
 	registered uint32
-	peers      []string // everyone: the addresses from root
-	nodes      []string // root: registered machines (shm.Node); everyone: the list from root
+	peers      []string   // everyone: the addresses from root
+	nodes      []string   // root: registered machines (shm.Node); everyone: the list from root
+	probes     []shm.Desc // the same for the localities' probe segments
+	mapped     [][]byte   // root: mapped[i][j] = 1 when locality i mapped j's probe
+	mappers    []byte     // from start: mappers[i] = 1 when locality i mapped this one's probe
 	ready      uint32
 	done       []bool
 	ndone      uint32
@@ -56,6 +63,8 @@ func (c *control) init(n uint32) {
 	c.n = n
 	c.addrs = make([]string, n)
 	c.nodes = make([]string, n)
+	c.probes = make([]shm.Desc, n)
+	c.mapped = make([][]byte, n)
 	c.done = make([]bool, n)
 	for _, ch := range []*chan struct{}{&c.allRegistered, &c.gotPeers, &c.allReady, &c.started, &c.allDone, &c.exit} {
 		*ch = make(chan struct{})
@@ -85,34 +94,54 @@ func (rt *Runtime) control(p *parcel.Parcel) {
 	case ctlRegister:
 		addr, rest, err := msgp.ReadStringBytes(p.Header.Args)
 		var node string
+		var probe shm.Desc
 		if err == nil {
-			node, _, err = msgp.ReadStringBytes(rest)
+			node, rest, err = msgp.ReadStringBytes(rest)
+		}
+		if err == nil {
+			probe, err = readDesc(rest)
 		}
 		if err != nil || rt.here != 0 || from >= c.n || c.addrs[from] != "" {
 			rt.log.Warn("runtime: bad register", "from", from, "err", err)
 			return
 		}
-		c.addrs[from], c.nodes[from] = addr, node
+		c.addrs[from], c.nodes[from], c.probes[from] = addr, node, probe
 		if c.registered++; c.registered == c.n-1 {
 			closeOnce(c.allRegistered)
 		}
 	case ctlPeers:
 		peers, rest, err := readStrings(p.Header.Args)
 		var nodes []string
+		var probes []shm.Desc
 		if err == nil {
-			nodes, _, err = readStrings(rest)
+			nodes, rest, err = readStrings(rest)
 		}
-		if err != nil || uint32(len(peers)) != c.n || uint32(len(nodes)) != c.n || c.peers != nil {
+		if err == nil {
+			probes, err = readDescs(rest)
+		}
+		if err != nil || uint32(len(peers)) != c.n || uint32(len(nodes)) != c.n || uint32(len(probes)) != c.n || c.peers != nil {
 			rt.log.Warn("runtime: bad peers list", "from", from, "err", err)
 			return
 		}
-		c.peers, c.nodes = peers, nodes
+		c.peers, c.nodes, c.probes = peers, nodes, probes
 		closeOnce(c.gotPeers)
 	case ctlReady:
+		mapped, _, err := msgp.ReadBytesBytes(p.Header.Args, nil)
+		if err != nil || rt.here != 0 || from >= c.n || c.mapped[from] != nil || uint32(len(mapped)) != c.n {
+			rt.log.Warn("runtime: bad ready", "from", from, "err", err)
+			return
+		}
+		c.mapped[from] = mapped
 		if c.ready++; c.ready == c.n-1 {
 			closeOnce(c.allReady)
 		}
 	case ctlStart:
+		mappers, _, err := msgp.ReadBytesBytes(p.Header.Args, nil)
+		if err != nil || uint32(len(mappers)) != c.n {
+			rt.log.Warn("runtime: bad start", "from", from, "err", err)
+			return
+		}
+		c.mappers = mappers
 		closeOnce(c.started)
 	case ctlDone:
 		c.markDone(from)
@@ -211,6 +240,8 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	if rt.n == 1 {
 		return nil
 	}
+	node, probe := shm.Node(), rt.shared.newProbe()
+	defer rt.shared.closeProbe()
 	if rt.here == 0 {
 		if err := rt.wait(ctx, c.allRegistered, func() string {
 			return "localities " + c.missing(func(i uint32) bool { return c.addrs[i] != "" }) + " to register"
@@ -218,24 +249,38 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 			return err
 		}
 		c.mu.Lock()
-		c.addrs[0], c.nodes[0] = rt.advertised(), shm.Node()
+		c.addrs[0], c.nodes[0], c.probes[0] = rt.advertised(), node, probe
 		args := appendStrings(nil, c.addrs)
 		args = appendStrings(args, c.nodes)
-		// Sharing is on before any locality can lend: lending starts
-		// after the start barrier, which waits for every locality's
-		// ready, sent once it has the peers list and turned sharing on.
-		rt.shared.start(rt.here, c.nodes)
+		args = appendDescs(args, c.probes)
+		nodes, probes := c.nodes, c.probes
 		c.mu.Unlock()
 		for l := uint32(1); l < rt.n; l++ {
 			if err := rt.sendControl(ctx, l, ctlPeers, args); err != nil {
 				return err
 			}
 		}
+		mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.cfg.mapProbe)
 		if err := rt.wait(ctx, c.allReady, func() string { return "all localities to connect to each other" }); err != nil {
 			return err
 		}
+		c.mu.Lock()
+		c.mapped[0] = mapped
+		// Locality l lends to the localities that mapped its probe: the
+		// column l of mapped.
+		mappers := make([][]byte, rt.n)
+		for l := range mappers {
+			mappers[l] = make([]byte, rt.n)
+			for i := range mappers[l] {
+				mappers[l][i] = c.mapped[i][l]
+			}
+		}
+		c.mu.Unlock()
+		// Lending is on here before any locality can lend: they all
+		// start after this.
+		rt.shared.enable(rt.here, mappers[0])
 		for l := uint32(1); l < rt.n; l++ {
-			if err := rt.sendControl(ctx, l, ctlStart, nil); err != nil {
+			if err := rt.sendControl(ctx, l, ctlStart, msgp.AppendBytes(nil, mappers[l])); err != nil {
 				return err
 			}
 		}
@@ -244,24 +289,33 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	if err := rt.port.Connect(ctx, 0, rt.cfg.RootAddr); err != nil {
 		return fmt.Errorf("runtime: locality %d: reaching locality 0 at %s: %w", rt.here, rt.cfg.RootAddr, err)
 	}
-	if err := rt.sendControl(ctx, 0, ctlRegister, msgp.AppendString(msgp.AppendString(nil, rt.advertised()), shm.Node())); err != nil {
+	reg := msgp.AppendString(msgp.AppendString(nil, rt.advertised()), node)
+	if err := rt.sendControl(ctx, 0, ctlRegister, appendDesc(reg, probe)); err != nil {
 		return err
 	}
 	if err := rt.wait(ctx, c.gotPeers, func() string { return "the address list from locality 0" }); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	rt.shared.start(rt.here, c.nodes)
+	nodes, probes := c.nodes, c.probes
 	c.mu.Unlock()
+	mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.cfg.mapProbe)
 	for l := uint32(1); l < rt.here; l++ {
 		if err := rt.port.Connect(ctx, l, c.peers[l]); err != nil {
 			return fmt.Errorf("runtime: locality %d: connecting to locality %d at %s: %w", rt.here, l, c.peers[l], err)
 		}
 	}
-	if err := rt.sendControl(ctx, 0, ctlReady, nil); err != nil {
+	if err := rt.sendControl(ctx, 0, ctlReady, msgp.AppendBytes(nil, mapped)); err != nil {
 		return err
 	}
-	return rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" })
+	if err := rt.wait(ctx, c.started, func() string { return "the start signal from locality 0" }); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	mappers := c.mappers
+	c.mu.Unlock()
+	rt.shared.enable(rt.here, mappers)
+	return nil
 }
 
 func appendStrings(b []byte, ss []string) []byte {

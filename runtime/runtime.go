@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tessera-amt/tessera/internal/hugepage"
+	"github.com/tessera-amt/tessera/internal/shm"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tessera-amt/tessera/trace"
 )
@@ -52,6 +53,9 @@ type Config struct {
 	// envWarnings are what fromEnvironment could not read but went on
 	// without; Start logs them.
 	envWarnings []string
+	// mapProbe maps another locality's probe segment in the start barrier
+	// (shared.go); nil: shm.Map. Tests make it fail.
+	mapProbe func(from uint32, d shm.Desc) error
 	// TCPCongestion is the TCP congestion control of the tcp parcelport's
 	// connections (parcel.TCPConfig.Congestion); "": TESSERA_TCP_CONGESTION,
 	// else the system's default.

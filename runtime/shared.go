@@ -22,10 +22,11 @@ import (
 // neighbour, and passed on by it to the next, is never overwritten under
 // them — and the owner learns of it without a message.
 type sharedTiles struct {
-	on    bool     // another locality of the job shares this machine
-	nodes []string // every locality's machine (shm.Node), from the start barrier's peers list
-	here  uint32
-	limit int // bytes of free segments kept (Config.RecycleBytes)
+	probe *shm.Segment // this locality's probe, during the start barrier
+
+	on      bool   // some locality of the job maps this one's segments
+	mappers []bool // by locality: it mapped this locality's probe (lend to it)
+	limit   int    // bytes of free segments kept (Config.RecycleBytes)
 
 	mu    sync.Mutex
 	own   map[*float64]*shm.Segment // this locality's segments, by their first element
@@ -50,29 +51,79 @@ type borrowedSeg struct {
 	refs int
 }
 
-// start enables lending when another locality of the job runs on this
-// machine (same shm.Node), once the start barrier's peers list has told
-// every locality's machine: before this locality reports ready, so
-// before any locality can lend.
-func (s *sharedTiles) start(here uint32, nodes []string) {
+// newProbe creates this locality's probe, a segment of one float64 that
+// the other localities on its machine try to map in the start barrier,
+// and returns its Desc (zero where the system has no segments or does
+// not say what machine this is).
+func (s *sharedTiles) newProbe() shm.Desc {
+	if !shm.Supported || shm.Node() == "" {
+		return shm.Desc{}
+	}
+	seg, err := shm.New(1)
+	if err != nil {
+		return shm.Desc{}
+	}
+	s.mu.Lock()
+	s.probe = seg
+	s.mu.Unlock()
+	return seg.Desc()
+}
+
+// closeProbe closes the probe once the start barrier is over.
+func (s *sharedTiles) closeProbe() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.here, s.nodes = here, append([]string(nil), nodes...)
-	if !shm.Supported || int(here) >= len(nodes) || nodes[here] == "" {
-		return
+	if s.probe != nil {
+		s.probe.Close()
+		s.probe = nil
+	}
+}
+
+// mapProbes tries to map the probe of every other locality on this
+// machine (by nodes) with try (nil: shm.Map) and returns, by locality, 1
+// for the probes it mapped: those localities may lend to this one.
+func (s *sharedTiles) mapProbes(here uint32, nodes []string, probes []shm.Desc, try func(from uint32, d shm.Desc) error) []byte {
+	mapped := make([]byte, len(nodes))
+	if int(here) >= len(nodes) || nodes[here] == "" || len(probes) != len(nodes) {
+		return mapped
+	}
+	if try == nil {
+		try = func(_ uint32, d shm.Desc) error {
+			seg, err := shm.Map(d)
+			if err == nil {
+				seg.Close()
+			}
+			return err
+		}
 	}
 	for l, n := range nodes {
-		if uint32(l) != here && n == nodes[here] {
-			s.on = true
+		if uint32(l) != here && n == nodes[here] && probes[l].N > 0 && try(uint32(l), probes[l]) == nil {
+			mapped[l] = 1
+		}
+	}
+	return mapped
+}
+
+// enable turns lending on towards the localities that mapped this one's
+// probe (mappers, by locality), when there is one; it runs before this
+// locality leaves the start barrier.
+func (s *sharedTiles) enable(here uint32, mappers []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mappers = make([]bool, len(mappers))
+	for l, m := range mappers {
+		if uint32(l) != here && m == 1 && shm.Supported {
+			s.mappers[l], s.on = true, true
 		}
 	}
 }
 
-// sameNode tells whether locality l can map this locality's segments.
-func (s *sharedTiles) sameNode(l uint32) bool {
+// lendsTo tells whether this locality lends to locality l: l mapped its
+// probe.
+func (s *sharedTiles) lendsTo(l uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.on && int(l) < len(s.nodes) && s.nodes[l] == s.nodes[s.here]
+	return s.on && int(l) < len(s.mappers) && s.mappers[l]
 }
 
 // alloc returns an own segment of n float64s, zeroed, with the owner's
@@ -208,14 +259,11 @@ func (s *sharedTiles) unlend(v []float64) {
 func (s *sharedTiles) borrow(from uint32, d shm.Desc) ([]float64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.on {
-		return nil, fmt.Errorf("locality %d lent %v, but locality %d shares no memory with it", from, d, s.here)
-	}
 	bs := s.peers[d]
 	if bs == nil {
 		seg, err := shm.Map(d)
 		if err != nil {
-			return nil, fmt.Errorf("locality %d lent memory that locality %d cannot map: %w", from, s.here, err)
+			return nil, fmt.Errorf("locality %d lent memory that this locality cannot map: %w", from, err)
 		}
 		if s.peers == nil {
 			s.peers, s.at = make(map[shm.Desc]*borrowedSeg), make(map[*float64]*borrowedSeg)
@@ -287,8 +335,9 @@ func (s *sharedTiles) close() {
 
 // SharedFloat64s returns n zeroed float64s for a tile that this locality
 // may lend to others on its machine without a copy (Channel.Lend): a
-// segment of shared memory when another locality of the job runs on the
-// same machine and n float64s take at least 4 MiB, memory as Float64s
+// segment of shared memory when another locality of the job, on the same
+// machine, mapped this one's probe in the start barrier and n float64s
+// take at least 4 MiB, memory as Float64s
 // gives otherwise. The caller hands it back with Recycle when done with
 // it: a segment is not collected, and one never handed back stays mapped
 // until the process ends. Primitives allocate their arrays' tiles here;

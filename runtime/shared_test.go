@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
@@ -171,24 +172,91 @@ func TestLendOfABadSegmentFails(t *testing.T) {
 	}
 }
 
-// TestSharingNeedsAnotherLocalityOnTheMachine: a locality alone on its
-// machine lends nothing; SharedFloat64s gives ordinary memory.
+// TestSharingNeedsAnotherLocalityOnTheMachine: a locality maps the
+// probes of the localities on its machine only, and lends to none when
+// none mapped its own: SharedFloat64s then gives ordinary memory.
 func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
 	var s sharedTiles
-	s.start(0, []string{"host-a", "host-b"})
-	if s.on || s.sameNode(1) {
-		t.Fatal("sharing is on with no other locality on the machine")
+	tried := 0
+	try := func(uint32, shm.Desc) error { tried++; return nil }
+	probe := shm.Desc{PID: 1, FD: 3, Ino: 7, N: 1}
+	if m := s.mapProbes(0, []string{"host-a", "host-b"}, []shm.Desc{probe, probe}, try); m[1] != 0 || tried != 0 {
+		t.Fatalf("a probe on another machine was tried (%d) or counted (%v)", tried, m)
+	}
+	if m := s.mapProbes(0, []string{"", ""}, []shm.Desc{probe, probe}, try); m[1] != 0 || tried != 0 {
+		t.Fatalf("a probe of an unknown machine was tried (%d) or counted (%v)", tried, m)
+	}
+	if m := s.mapProbes(0, []string{"host-a", "host-a"}, []shm.Desc{probe, {}}, try); m[1] != 0 || tried != 0 {
+		t.Fatalf("a locality without a probe was tried (%d) or counted (%v)", tried, m)
+	}
+	if m := s.mapProbes(0, []string{"host-a", "host-a", "host-a"}, []shm.Desc{probe, probe, probe}, try); m[0] != 0 || m[1] != 1 || m[2] != 1 || tried != 2 {
+		t.Fatalf("two probes on the machine: tried %d, mapped %v; want 2, [0 1 1]", tried, m)
+	}
+	s.enable(0, []byte{1, 0})
+	if s.on || s.lendsTo(1) {
+		t.Fatal("lending is on though no other locality mapped the probe")
 	}
 	if b := s.alloc(lendFloats); b != nil {
-		t.Fatal("a segment was allocated with sharing off")
+		t.Fatal("a segment was allocated with lending off")
 	}
-	if _, ok := s.lend(make([]float64, 10)); ok {
+	if _, ok := s.lend(make([]float64, lendFloats)); ok {
 		t.Fatal("ordinary memory was lent")
 	}
-	var alone sharedTiles
-	alone.start(0, []string{""})
-	if alone.on {
-		t.Fatal("sharing is on for an unknown machine")
+	s.enable(0, []byte{0, 1, 0})
+	if !s.on || !s.lendsTo(1) || s.lendsTo(2) || s.lendsTo(3) {
+		t.Fatal("lending is not on towards exactly locality 1, which mapped the probe")
+	}
+}
+
+// TestLendingOnlyToLocalitiesThatMapped: when the other localities
+// cannot map locality 0's segments (the start barrier's probe fails),
+// locality 0's Lend copies, and the others still lend to each other and
+// to it.
+func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
+	if !shm.Supported {
+		t.Skip("no shared segments on this system: Lend is Set")
+	}
+	ctx := testCtx(t)
+	cfg := Config{mapProbe: func(from uint32, d shm.Desc) error {
+		if from == 0 {
+			return fmt.Errorf("permission denied (test)")
+		}
+		seg, err := shm.Map(d)
+		if err == nil {
+			seg.Close()
+		}
+		return err
+	}}
+	job, err := StartLocal(ctx, 3, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities
+	ch := make([]*Channel, 3)
+	for i := range ch {
+		if ch[i], err = NewChannel(rt[i], "test.mapped", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, c := range []struct{ from, to int }{{0, 1}, {0, 2}, {1, 2}, {2, 0}} {
+		v := rt[c.from].SharedFloat64s(lendFloats)
+		v[1] = float64(k + 1)
+		if err := ch[c.from].Lend(ctx, c.to, uint64(k), v).Err(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w, err := ch[c.to].Get(ctx, c.from, uint64(k)).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v[1] = -1
+		shared := w[1] == -1
+		if want := c.from != 0; shared != want || (!shared && w[1] != float64(k+1)) {
+			t.Errorf("%d to %d: shared %v (element %v), want shared %v", c.from, c.to, shared, w[1], want)
+		}
+	}
+	if c := rt[0].Counters(); c.BytesLent != 0 {
+		t.Errorf("locality 0 lent %d bytes, want 0: nobody mapped its probe", c.BytesLent)
 	}
 }
 
