@@ -15,13 +15,15 @@ import (
 // shared memory.
 const lendFloats = 1 << 19
 
-func startSharing(t *testing.T, n int) (context.Context, *LocalJob, []*Channel) {
+// startSharing starts n localities in this process with cfg and a
+// Channel over all of them.
+func startSharing(t *testing.T, n int, cfg Config) (context.Context, *LocalJob, []*Channel) {
 	t.Helper()
 	if !shm.Supported {
 		t.Skip("no shared segments on this system: Lend is Set")
 	}
 	ctx := testCtx(t)
-	job, err := StartLocal(ctx, n, Config{})
+	job, err := StartLocal(ctx, n, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func same(a, b []float64) bool { return unsafe.SliceData(a) == unsafe.SliceData(
 // shows), passes on to a third locality the same way, and is reused by its
 // owner only once both have recycled it.
 func TestChannelLendSharesMemory(t *testing.T) {
-	ctx, job, ch := startSharing(t, 3)
+	ctx, job, ch := startSharing(t, 3, Config{})
 	rt := job.Localities
 	v := rt[0].SharedFloat64s(lendFloats)
 	for i := range v {
@@ -107,7 +109,7 @@ func TestChannelLendSharesMemory(t *testing.T) {
 // TestChannelLendCopiesWhatIsNotShared: Lend of ordinary memory, of part
 // of a tile, or to the lender's own site is Set: the receiver gets a copy.
 func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
-	ctx, job, ch := startSharing(t, 2)
+	ctx, job, ch := startSharing(t, 2, Config{})
 	rt := job.Localities
 	tile := rt[0].SharedFloat64s(lendFloats)
 	for k, c := range []struct {
@@ -143,7 +145,7 @@ func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
 // descriptor of no segment, or a truncated one — fails the Get that waits
 // for it with an error that says so.
 func TestLendOfABadSegmentFails(t *testing.T) {
-	ctx, job, ch := startSharing(t, 2)
+	ctx, job, ch := startSharing(t, 2, Config{})
 	rt := job.Localities
 	v := rt[0].SharedFloat64s(lendFloats)
 	d, ok := rt[0].shared.lend(v)
@@ -213,10 +215,6 @@ func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
 // locality 0's Lend copies, and the others still lend to each other and
 // to it.
 func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
-	if !shm.Supported {
-		t.Skip("no shared segments on this system: Lend is Set")
-	}
-	ctx := testCtx(t)
 	cfg := Config{mapProbe: func(from uint32, d shm.Desc) error {
 		if from == 0 {
 			return fmt.Errorf("permission denied (test)")
@@ -227,18 +225,8 @@ func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
 		}
 		return err
 	}}
-	job, err := StartLocal(ctx, 3, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
+	ctx, job, ch := startSharing(t, 3, cfg)
 	rt := job.Localities
-	ch := make([]*Channel, 3)
-	for i := range ch {
-		if ch[i], err = NewChannel(rt[i], "test.mapped", nil); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for k, c := range []struct{ from, to int }{{0, 1}, {0, 2}, {1, 2}, {2, 0}} {
 		v := rt[c.from].SharedFloat64s(lendFloats)
 		v[1] = float64(k + 1)
@@ -264,22 +252,8 @@ func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
 // back stay for the next loan only up to Config.RecycleBytes, as they keep
 // their segments' memory alive.
 func TestIdleMappingsAreBounded(t *testing.T) {
-	if !shm.Supported {
-		t.Skip("no shared segments on this system: Lend is Set")
-	}
-	ctx := testCtx(t)
-	job, err := StartLocal(ctx, 2, Config{RecycleBytes: 2 * 8 * lendFloats})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer job.Close()
+	ctx, job, ch := startSharing(t, 2, Config{RecycleBytes: 2 * 8 * lendFloats})
 	rt := job.Localities
-	ch := make([]*Channel, 2)
-	for i := range ch {
-		if ch[i], err = NewChannel(rt[i], "test.idle", nil); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var got [][]float64
 	for k := range 3 {
 		v := rt[0].SharedFloat64s(lendFloats)
