@@ -535,7 +535,7 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 	if h.op == opLent {
 		msg.op = opChannel
 		var d shm.Desc
-		if d, err = readDesc(rest); err == nil {
+		if d, _, err = readDesc(rest); err == nil {
 			msg.data, err = rt.shared.borrow(p.Header.Source, d)
 		}
 		if err != nil {
@@ -572,7 +572,9 @@ type opRun struct {
 	op     collOp
 	count  uint64 // this site's element count, sent with every message
 	expect uint64 // the count expected of the others, or anyCount
-
+	// lent, for Channel.Lend (op opLent), is the segment sent in place
+	// of the data.
+	lent *shm.Desc
 }
 
 // collSend is a collective message being sent: the parcel, room for its
@@ -601,6 +603,9 @@ func (r *opRun) send(step uint32, to int, data []float64) error {
 	}()
 	p := &m.p
 	p.Header = parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: h.appendTo(m.head[:0])}
+	if r.lent != nil {
+		p.Header.Args = appendDesc(p.Header.Args, *r.lent)
+	}
 	if len(data) > 0 {
 		m.chunk[0] = parcel.Float64Bytes(data)
 		p.Chunks = m.chunk[:]
@@ -761,15 +766,25 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 		f.set(msg, nil)
 		return MakeReady(struct{}{})
 	}
+	return ch.post(ctx, site, tag, "Set", &opRun{c: c, ctx: ctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}, v, nil)
+}
+
+// post sends Set's or Lend's message r on a goroutine of its own and
+// returns the future of the send; done, if set, learns how the send went
+// before the future does.
+func (ch *Channel) post(ctx context.Context, site int, tag uint64, verb string, r *opRun, v []float64, done func(error)) *Future[struct{}] {
+	c := ch.c
 	f := newFuture[struct{}](c.rt.sched)
 	go func() {
-		r := &opRun{c: c, ctx: ctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
-		var err error
-		if err = ctx.Err(); err == nil {
+		err := ctx.Err()
+		if err == nil {
 			err = r.send(0, site, v)
 		}
+		if done != nil {
+			done(err)
+		}
 		if err != nil {
-			err = fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err)
+			err = fmt.Errorf("runtime: channel %q: %s to site %d, tag %d: %w", c.name, verb, site, tag, err)
 		}
 		f.set(struct{}{}, err)
 	}()
@@ -795,25 +810,8 @@ func (ch *Channel) Lend(ctx context.Context, site int, tag uint64, v []float64) 
 	if !ok {
 		return ch.Set(ctx, site, tag, v)
 	}
-	f := newFuture[struct{}](c.rt.sched)
-	go func() {
-		h := collHeader{base: c.name, gen: tag, from: uint32(c.here), op: opLent, count: anyCount}
-		dest := c.sites[site]
-		p := &parcel.Parcel{Header: parcel.Header{Kind: parcel.KindControl, Dest: dest, Action: ctlColl, Args: appendDesc(h.appendTo(nil), d)}}
-		err := ctx.Err()
-		if err == nil {
-			if err = c.rt.port.Send(ctx, p); err != nil {
-				err = c.rt.sendError(dest, err)
-			}
-		}
-		if err != nil {
-			// Not sent: the reference lent with it comes back here.
-			c.rt.shared.unlend(v)
-			err = fmt.Errorf("runtime: channel %q: Lend to site %d, tag %d: %w", c.name, site, tag, err)
-		}
-		f.set(struct{}{}, err)
-	}()
-	return f
+	r := &opRun{c: c, ctx: ctx, gen: tag, op: opLent, count: anyCount, expect: anyCount, lent: &d}
+	return ch.post(ctx, site, tag, "Lend", r, nil, func(err error) { c.rt.shared.sent(v, err) })
 }
 
 func appendDesc(b []byte, d shm.Desc) []byte {
@@ -841,19 +839,14 @@ func readDescs(b []byte) ([]shm.Desc, error) {
 	}
 	ds := make([]shm.Desc, k)
 	for i := range ds {
-		if ds[i], b, err = readDescRest(b); err != nil {
+		if ds[i], b, err = readDesc(b); err != nil {
 			return nil, err
 		}
 	}
 	return ds, nil
 }
 
-func readDesc(b []byte) (shm.Desc, error) {
-	d, _, err := readDescRest(b)
-	return d, err
-}
-
-func readDescRest(b []byte) (d shm.Desc, rest []byte, err error) {
+func readDesc(b []byte) (d shm.Desc, rest []byte, err error) {
 	if d.PID, b, err = msgp.ReadInt32Bytes(b); err == nil {
 		if d.FD, b, err = msgp.ReadInt32Bytes(b); err == nil {
 			if d.Ino, b, err = msgp.ReadUint64Bytes(b); err == nil {

@@ -99,7 +99,7 @@ func (rt *Runtime) control(p *parcel.Parcel) {
 			node, rest, err = msgp.ReadStringBytes(rest)
 		}
 		if err == nil {
-			probe, err = readDesc(rest)
+			probe, _, err = readDesc(rest)
 		}
 		if err != nil || rt.here != 0 || from >= c.n || c.addrs[from] != "" {
 			rt.log.Warn("runtime: bad register", "from", from, "err", err)

@@ -217,6 +217,19 @@ func (s *sharedTiles) give(b []float64) bool {
 	return false
 }
 
+// segmentOf returns the segment mapped here whose elements start at p —
+// this locality's, or a borrowed one — and whether this locality holds a
+// reference to it; s.mu is held.
+func (s *sharedTiles) segmentOf(p *float64) (seg *shm.Segment, held bool) {
+	if seg := s.own[p]; seg != nil {
+		return seg, true
+	}
+	if bs := s.at[p]; bs != nil {
+		return bs.seg, bs.refs > 0
+	}
+	return nil, false
+}
+
 // lend adds a reference to the segment that is exactly v, for a value
 // lent to another locality, and returns its Desc; ok is false when v is
 // not a whole segment.
@@ -224,32 +237,29 @@ func (s *sharedTiles) lend(v []float64) (d shm.Desc, ok bool) {
 	if 8*len(v) < hugepage.MinBytes {
 		return d, false
 	}
-	p := unsafe.SliceData(v)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seg := s.own[p]
-	if seg == nil {
-		if bs := s.at[p]; bs != nil && bs.refs > 0 {
-			seg = bs.seg
-		}
-	}
-	if seg == nil || len(seg.Data) != len(v) {
+	seg, held := s.segmentOf(unsafe.SliceData(v))
+	if !held || len(seg.Data) != len(v) {
 		return d, false
 	}
 	seg.Hold()
-	s.lentBytes.Add(uint64(8 * len(v)))
 	return seg.Desc(), true
 }
 
-// unlend drops the reference lend added, for a value that was not sent.
-func (s *sharedTiles) unlend(v []float64) {
-	p := unsafe.SliceData(v)
+// sent counts the value lend took a reference for as lent, or, when it
+// could not be sent (err), drops that reference again.
+func (s *sharedTiles) sent(v []float64, err error) {
+	if err == nil {
+		s.lentBytes.Add(uint64(8 * len(v)))
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if seg := s.own[p]; seg != nil {
+	// Still mapped, even if v was recycled meanwhile: a mapping goes only
+	// under s.mu.
+	if seg, _ := s.segmentOf(unsafe.SliceData(v)); seg != nil {
 		seg.Drop()
-	} else if bs := s.at[p]; bs != nil {
-		bs.seg.Drop()
 	}
 }
 
