@@ -41,7 +41,13 @@ if ob=$(go run -tags openblas ./cmd/tessera info 2>/dev/null | sed -n 's/^blas *
 	blas="$pure and, in the rows that say openblas, $ob"
 	[ -z "${OPENBLAS_CORETYPE:-}" ] || blas+=", its kernels chosen by OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE in the environment"
 fi
-machine="$(nproc) cores, ${cpu:-unknown CPU}, Linux $(uname -r), $(go env GOVERSION); BLAS: $blas"
+# How an idle core waits: with cpuidle-haltpoll a core polls for
+# guest_halt_poll_ns before it halts, and a halted core of a virtual
+# machine is woken through the hypervisor (the blocking round trip).
+idle=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || true)
+[ -z "$idle" ] || idle="; idle driver $idle"
+[ ! -r /sys/module/haltpoll/parameters/guest_halt_poll_ns ] || idle+=" (guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns))"
+machine="$(nproc) cores, ${cpu:-unknown CPU}, Linux $(uname -r)$idle, $(go env GOVERSION); BLAS: $blas"
 
 failed=()
 for script in bench/sections/*.sh; do

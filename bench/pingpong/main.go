@@ -15,6 +15,10 @@
 //	     on a TCP_NODELAY connection and reads the 64 echoed back.
 //	rtt-timer  (raw) rtt with a Go timer pending in each process, due in
 //	     an hour: what a pending timer costs a round trip
+//	rtt-work  (raw) rtt with each side busy for -rtt-work (1µs) of CPU on
+//	     each message it reads before it answers: how the round trip of a
+//	     program that does a little work per message moves, on a machine
+//	     whose idle cores halt
 //	rtt-handoff  (raw) rtt with the two goroutine hand-offs of the runtime's
 //	     design: in each process a reader goroutine hands each message over
 //	     a channel, to a worker goroutine that writes the echo, and to the
@@ -76,6 +80,7 @@ type params struct {
 	rttN       int
 	rttWarm    int
 	rttSize    int
+	rttWork    time.Duration
 	bwN        int
 	bwWarm     int
 	bwElems    int
@@ -96,6 +101,7 @@ func main() {
 	flag.IntVar(&p.rttN, "rtt-n", 20000, "timed round trips")
 	flag.IntVar(&p.rttWarm, "rtt-warmup", 2000, "round trips before timing")
 	flag.IntVar(&p.rttSize, "rtt-size", 64, "bytes per round-trip message")
+	flag.DurationVar(&p.rttWork, "rtt-work", time.Microsecond, "raw rtt-work: processor time each side spends on each message it reads")
 	flag.IntVar(&p.bwN, "bw-n", 64, "timed blocks")
 	flag.IntVar(&p.bwWarm, "bw-warmup", 8, "blocks before timing")
 	flag.IntVar(&p.bwElems, "bw-elems", 1<<20, "float64 elements per block (1Mi = 8 MiB)")
@@ -443,7 +449,7 @@ func socketFDs() (int, error) {
 
 // raw runs each test against a child process of this binary.
 func raw(p params) error {
-	for _, test := range []string{"rtt", "rtt-timer"} {
+	for _, test := range []string{"rtt", "rtt-timer", "rtt-work"} {
 		if !p.tests[test] {
 			continue
 		}
@@ -451,11 +457,13 @@ func raw(p params) error {
 			defer pendingTimer(test)()
 			msg := make([]byte, p.rttSize)
 			in := make([]byte, p.rttSize)
+			work := workOf(p, test)
 			round := func() error {
 				if _, err := c.Write(msg); err != nil {
 					return err
 				}
 				_, err := io.ReadFull(c, in)
+				spin(work)
 				return err
 			}
 			took, err := timeRounds(p.rttWarm, p.rttN, round)
@@ -554,7 +562,7 @@ func withPeer(p params, test string, fn func(c *net.TCPConn) error) error {
 		return err
 	}
 	args := []string{"-mode", "raw-peer", "-test", test, "-addr", ln.Addr().String(),
-		"-rtt-size", fmt.Sprint(p.rttSize), "-bw-n", fmt.Sprint(p.bwN), "-bw-warmup", fmt.Sprint(p.bwWarm),
+		"-rtt-size", fmt.Sprint(p.rttSize), "-rtt-work", p.rttWork.String(), "-bw-n", fmt.Sprint(p.bwN), "-bw-warmup", fmt.Sprint(p.bwWarm),
 		"-bw-elems", fmt.Sprint(p.bwElems), "-congestion", p.congestion}
 	if p.cpuprofile != "" {
 		args = append(args, "-cpuprofile", p.cpuprofile+"."+test)
@@ -607,9 +615,13 @@ func rawPeer(p params) error {
 		return err
 	}
 	switch {
-	case p.tests["rtt"], p.tests["rtt-timer"]:
+	case p.tests["rtt"], p.tests["rtt-timer"], p.tests["rtt-work"]:
 		if p.tests["rtt-timer"] {
 			defer pendingTimer("rtt-timer")()
+		}
+		var work time.Duration
+		if p.tests["rtt-work"] {
+			work = workOf(p, "rtt-work")
 		}
 		buf := make([]byte, p.rttSize)
 		for {
@@ -619,6 +631,7 @@ func rawPeer(p params) error {
 				}
 				return err
 			}
+			spin(work)
 			if _, err := c.Write(buf); err != nil {
 				return err
 			}
@@ -680,6 +693,25 @@ func pendingTimer(test string) (stop func()) {
 	}
 	t := time.NewTimer(time.Hour)
 	return func() { t.Stop() }
+}
+
+// workOf is the processor time each side of raw test spends on each
+// message: -rtt-work for rtt-work, none for the others.
+func workOf(p params, test string) time.Duration {
+	if test == "rtt-work" {
+		return p.rttWork
+	}
+	return 0
+}
+
+// spin keeps the processor busy for d, as a program's own work on a
+// message would (reading the clock in a loop; no system call).
+func spin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	for start := time.Now(); time.Since(start) < d; {
+	}
 }
 
 // setCongestion makes c use the TCP congestion control algorithm name, as
