@@ -197,6 +197,8 @@ field raw_rtt_work us_per_rtt <"$tmp/results" >"$tmp/w_rtt"
 w_rtt=$(median <"$tmp/w_rtt")
 w_ratio=$(ratios "$tmp/w_rtt" "$tmp/r_rtt" | median)
 rtt_status=$(meets "$rtt_ratio" '<=' 1.5)
+# slow FILE: how many of the round trips in FILE are above 15 µs.
+slow() { awk '$1 > 15 { n++ } END { print n + 0 }' "$1"; }
 halt_poll=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || true)
 if [ -n "$halt_poll" ]; then
 	halt_text="the cpuidle-haltpoll driver with \`guest_halt_poll_ns\` $halt_poll (the kernel's default is 200,000)"
@@ -597,7 +599,12 @@ message before it answers (\`-test rtt-work\`, a loop reading the clock;
 fastest jobs, 11.0 µs a round trip against raw's 8.5) took
 $(list "$tmp/w_rtt" %.1f) µs in this run, against
 $(list "$tmp/r_rtt" %.1f) µs without: a median ratio of
-$(fmt "$w_ratio" '%.2f'). By hand (below) it ended up apart in many more
+$(fmt "$w_ratio" '%.2f'). Jobs above 15 µs a round trip in this run, that
+is, apart for much of their time: Tessera $(slow "$tmp/t_rtt") of $LREPS,
+its direct action $(slow "$tmp/d_rtt"), the raw ping-pong
+$(slow "$tmp/r_rtt"), with 1 µs of work $(slow "$tmp/w_rtt"), with the
+hand-offs $(slow "$tmp/h_rtt"), so a ratio of medians of $LREPS jobs can
+come out on either side of the target. By hand (below) it ended up apart in many more
 runs than the plain ping-pong, in some hours as often as Tessera, in
 others not. With both processes on one core (\`taskset -c $one_cpu\`),
 where no message wakes a halted core: $onecpu_text.
