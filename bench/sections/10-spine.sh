@@ -217,10 +217,14 @@ if [ -z "$onecpu_skip" ]; then
 	onecpu_rows="| Action round trip, 64-byte \`[]byte\`, blocking, **both localities on one core** (\`taskset -c $one_cpu\`: no message wakes a halted core) | $(fmt "$o_rtt" '%.1f') µs | $(fmt "$ro_rtt" '%.1f') µs (raw TCP ping-pong on the same core) | $(fmt "$o_ratio" '%.2f') | ≤ 1.5 | $(meets "$o_ratio" '<=' 1.5) (without the wake-ups) |
 | Action round trip, 64-byte \`[]byte\`, blocking, **direct action**, both localities on one core | $(fmt "$od_rtt" '%.1f') µs | $(fmt "$ro_rtt" '%.1f') µs (raw TCP ping-pong on the same core) | $(fmt "$od_ratio" '%.2f') | ≤ 1.5 | $(meets "$od_ratio" '<=' 1.5) (without the wake-ups) |"
 	onecpu_text="Tessera $(list "$tmp/o_rtt" %.1f) µs, with the direct action $(list "$tmp/od_rtt" %.1f) µs, and the raw ping-pong $(list "$tmp/ro_rtt" %.1f) µs: ratios of $(fmt "$o_ratio" '%.2f') and $(fmt "$od_ratio" '%.2f')"
-	# A miss that the raw ping-pong with a little work per message shares,
-	# while the runtime's own cost (one core) meets the target, is said so.
-	if [ "$rtt_status" = "**not met**" ] && awk -v w="$w_ratio" -v o="$o_ratio" 'BEGIN { exit !(w > 1.5 && o <= 1.5) }'; then
-		rtt_status="**not met**: the raw ping-pong misses it too with 1 µs of work per message ($(fmt "$w_ratio" '%.2f')), and on one core Tessera is at $(fmt "$o_ratio" '%.2f') (see below)"
+	# A miss that plain-Go programs of this run share — the ping-pong with
+	# the design's hand-offs, or with 1 µs of work per message — while the
+	# runtime's own cost (one core) meets the target, is said so.
+	shared=""
+	if awk -v r="$h_ratio" 'BEGIN { exit !(r > 1.5) }'; then shared="with the design's two hand-offs at $(fmt "$h_ratio" '%.2f')"; fi
+	if awk -v r="$w_ratio" 'BEGIN { exit !(r > 1.5) }'; then shared="${shared:+$shared, }with 1 µs of work per message at $(fmt "$w_ratio" '%.2f')"; fi
+	if [ "$rtt_status" = "**not met**" ] && [ -n "$shared" ] && awk -v o="$o_ratio" 'BEGIN { exit !(o <= 1.5) }'; then
+		rtt_status="**not met**; so is the plain-Go ping-pong $shared, while on one core Tessera is at $(fmt "$o_ratio" '%.2f') (see below)"
 	fi
 else
 	onecpu_rows="| Action round trip, 64-byte \`[]byte\`, blocking, both localities on one core | — | — (skipped: $onecpu_skip) | — | ≤ 1.5 | not checked |"
