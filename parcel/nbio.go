@@ -730,7 +730,7 @@ func (t *NBIO) goodbye(p *nbioPeer, drain time.Time) {
 	if err != nil {
 		return
 	}
-	raw.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_WR) })
+	raw.Control(shutdownWrite)
 	select {
 	case <-p.eof:
 	case <-p.down:

@@ -18,5 +18,9 @@ func readRaw(syscall.RawConn, *tcpPeer, *frameDecoder, *spinner, func(*Parcel, i
 	return errors.New("parcel: no raw descriptor access on this system")
 }
 
+// rawWrite is a raw write's state where there are raw writes; here there
+// are none.
+type rawWrite struct{}
+
 // write writes b with conn.Write: there is no raw descriptor access here.
 func (p *tcpPeer) write(b []byte) (int, error) { return p.conn.Write(b) }

@@ -1,0 +1,9 @@
+//go:build unix
+
+package parcel
+
+import "syscall"
+
+// shutdownWrite ends the sending side of the socket fd (the nbio port's
+// goodbye: nbio's Conn has no CloseWrite).
+func shutdownWrite(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_WR) }
