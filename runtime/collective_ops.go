@@ -52,7 +52,8 @@ func (c *Communicator) AllReduce(ctx context.Context, data []float64, op func(a,
 	n := uint64(len(data))
 	ring := len(data)*8 >= c.ringFrom && c.Size() > 2
 	return startOp(ctx, c, opAllReduce, n, n, func(r *opRun) ([]float64, error) {
-		acc := clone(data)
+		acc := c.rt.uncleared(len(data))
+		copy(acc, data)
 		if ring {
 			return r.ringAllReduce(acc, op)
 		}
@@ -149,22 +150,27 @@ func (r *opRun) ringAllReduce(acc []float64, op func(a, b float64) float64) ([]f
 }
 
 // ringShare is the ring all-gather: site me holds block (me+shift) mod p of
-// buf, with bounds from block, and after p-1 steps holds them all.
+// buf, with bounds from block, and after p-1 steps holds them all. The
+// receives are posted first, so the blocks are read straight into buf.
 func (r *opRun) ringShare(buf []float64, step0 uint32, block func(j int) (int, int), shift int) error {
 	p, me := r.c.Size(), r.c.here
 	right, left := (me+1)%p, (me-1+p)%p
+	in := func(s int) []float64 {
+		lo, hi := block((me + shift - s - 1 + 2*p) % p)
+		return buf[lo:hi]
+	}
+	for s := 0; s < p-1; s++ {
+		r.post(step0+uint32(s), left, in(s))
+	}
+	defer r.c.rt.coll.unpost(r.c.box, r.gen)
 	for s := 0; s < p-1; s++ {
 		lo, hi := block((me + shift - s + 2*p) % p)
 		if err := r.send(step0+uint32(s), right, buf[lo:hi]); err != nil {
 			return err
 		}
-		lo, hi = block((me + shift - s - 1 + 2*p) % p)
-		v, err := r.recvN(step0+uint32(s), left, hi-lo)
-		if err != nil {
+		if err := r.recvInto(step0+uint32(s), left, in(s)); err != nil {
 			return err
 		}
-		copy(buf[lo:hi], v)
-		r.recycle(v)
 	}
 	return nil
 }
@@ -178,7 +184,7 @@ func (c *Communicator) AllGather(ctx context.Context, data []float64) *Future[[]
 	return startOp(ctx, c, opAllGather, uint64(m), uint64(m), func(r *opRun) ([]float64, error) {
 		p, me := c.Size(), c.here
 		if ring {
-			out := hugepage.Float64s(p * m)
+			out := c.rt.uncleared(p * m) // every block is written
 			copy(out[me*m:], data)
 			err := r.ringShare(out, 0, func(j int) (int, int) { return j * m, (j + 1) * m }, 0)
 			return out, err
@@ -198,7 +204,7 @@ func (c *Communicator) AllGather(ctx context.Context, data []float64) *Future[[]
 			buf = append(buf, v...)
 			r.recycle(v)
 		}
-		out := hugepage.Float64s(p * m)
+		out := c.rt.uncleared(p * m) // every block is written
 		for i := range p {
 			s := (me + i) % p
 			copy(out[s*m:(s+1)*m], buf[i*m:(i+1)*m])

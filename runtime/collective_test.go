@@ -460,6 +460,55 @@ func TestSmallCollectivePayloadsAreNotKept(t *testing.T) {
 	finalizeAll(t, rts)
 }
 
+// The ring all-gather posts its receives: a site whose receives are posted
+// before its blocks arrive has the port read them straight into its
+// result, and one whose blocks came first copies them. Over TCP, 4 sites.
+func TestRingAllGatherReadsIntoItsResult(t *testing.T) {
+	const p, m = 4, 3 * RingThresholdBytes / 8
+	ctx := testCtx(t)
+	rts := startTCPWith(t, p, Config{Lanes: 2})
+	in := newInputs(m)
+	for _, first := range []int{0, 3} {
+		before := make([]uint64, p)
+		for i, rt := range rts {
+			before[i] = rt.coll.inPlace.Load()
+		}
+		err := spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
+			c, err := NewCommunicator(rt, fmt.Sprintf("posted.%d", first), nil, 0)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if c.Site() != first {
+				// The others start once site `first` posted its p-1 receives.
+				for rts[first].coll.posted.Load() < p-1 {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					delay(50 * time.Microsecond)
+				}
+			}
+			v, err := c.AllGather(ctx, in.site(c.Site())).Get(ctx)
+			if err != nil {
+				return err
+			}
+			return sameFloats(v, in.concat(p))
+		})
+		if err != nil {
+			t.Fatalf("site %d first: %v", first, err)
+		}
+		if got := rts[first].coll.inPlace.Load() - before[first]; got != p-1 {
+			t.Errorf("site %d, which posted its receives first, read %d of its %d blocks in place", first, got, p-1)
+		}
+		for i, rt := range rts {
+			if n := rt.coll.posted.Load(); n != 0 {
+				t.Errorf("locality %d keeps %d posted receives after the operation", i, n)
+			}
+		}
+	}
+	finalizeAll(t, rts)
+}
+
 // A slot's future, taken back once its message was taken, serves the next
 // message as a new one.
 func TestCollMailboxReusesSlots(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tessera-amt/tessera/internal/hugepage"
@@ -346,6 +347,8 @@ type collMailbox struct {
 	err     error               // the runtime failed
 	sends   sync.Pool           // of *collSend, reused once a send returns
 	slots   sync.Pool           // of *Future[collMsg], reused once a run took its message
+	posted  atomic.Int64        // receives posted in all boxes (post), for Runtime.Buffer's fast check
+	inPlace atomic.Uint64       // messages read straight into a posted receive's memory
 }
 
 // collBox is one basename's messages and waiters, the generations that
@@ -357,6 +360,7 @@ type collBox struct {
 	name    string
 	claimed bool // by a Communicator of this locality
 	slots   map[slotKey]*Future[collMsg]
+	posted  map[slotKey][]float64     // memory that messages not yet here are to be read into (post)
 	aborted map[uint64]error          // by generation
 	calls   [keptGenerations]keptCall // by generation modulo keptGenerations (collective_probe.go)
 	probes  map[uint64][]collMsg      // probes for generations not reached yet
@@ -438,6 +442,72 @@ func (m *collMailbox) slot(s *scheduler, b *collBox, k slotKey) (*Future[collMsg
 	return f, nil
 }
 
+// post has message k of b, when it arrives, read straight into dst, which
+// must be as long as its payload (else it is read into memory of its own,
+// as unposted messages are). A message that is here already is left as it
+// is: recvInto copies it. The caller waits for k (or ends its run with
+// unpost) before it touches dst again.
+func (m *collMailbox) post(b *collBox, k slotKey, dst []float64) {
+	if len(dst)*8 <= parcel.SmallChunks {
+		return // read into the parcel's own room anyway
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil || b.aborted[k.gen] != nil || b.slots[k] != nil {
+		return
+	}
+	if b.posted == nil {
+		b.posted = make(map[slotKey][]float64)
+	}
+	if _, ok := b.posted[k]; !ok {
+		m.posted.Add(1)
+	}
+	b.posted[k] = dst
+}
+
+// unpost takes back the receives of generation gen of b that no message
+// took (a run that failed part-way).
+func (m *collMailbox) unpost(b *collBox, gen uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unpostLocked(b, gen)
+}
+
+func (m *collMailbox) unpostLocked(b *collBox, gen uint64) {
+	for k := range b.posted {
+		if k.gen == gen {
+			delete(b.posted, k)
+			m.posted.Add(-1)
+		}
+	}
+}
+
+// postedFor returns the posted memory for the message a collective
+// parcel's header args describe, as bytes, if it is n bytes long, and
+// takes it out of its box; else nil. It runs on a reader, before the
+// payload is read.
+func (m *collMailbox) postedFor(args []byte, n int) []byte {
+	h, base, _, err := readCollHeader(args)
+	if err != nil {
+		return nil
+	}
+	k := slotKey{h.gen, h.step, h.from}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.boxes[string(base)]
+	if b == nil {
+		return nil
+	}
+	dst, ok := b.posted[k]
+	if !ok || len(dst)*8 != n {
+		return nil
+	}
+	delete(b.posted, k)
+	m.posted.Add(-1)
+	m.inPlace.Add(1)
+	return parcel.Float64Bytes(dst)
+}
+
 // box returns the box of name (a view of a message's bytes), making it if
 // there is none.
 func (m *collMailbox) box(name []byte) *collBox {
@@ -470,6 +540,7 @@ func (m *collMailbox) abort(b *collBox, gen uint64, err error) {
 		b.aborted = make(map[uint64]error)
 	}
 	b.aborted[gen] = err
+	m.unpostLocked(b, gen)
 	var fs []*Future[collMsg]
 	for k, f := range b.slots {
 		if k.gen == gen {
@@ -497,6 +568,8 @@ func (m *collMailbox) fail(err error) {
 			fs = append(fs, f)
 		}
 		b.slots = nil
+		m.posted.Add(-int64(len(b.posted)))
+		b.posted = nil
 	}
 	m.mu.Unlock()
 	for _, f := range fs {
@@ -657,6 +730,27 @@ func (r *opRun) recvN(step uint32, from int, n int) ([]float64, error) {
 		err = fmt.Errorf("message from site %d (locality %d) has %d elements, want %d", from, r.c.sites[from], len(v), n)
 	}
 	return v, err
+}
+
+// post has message step of this generation from site `from` read straight
+// into dst when it arrives (collMailbox.post); recvInto then takes it.
+func (r *opRun) post(step uint32, from int, dst []float64) {
+	r.c.rt.coll.post(r.c.box, slotKey{r.gen, step, uint32(from)}, dst)
+}
+
+// recvInto is recvN into dst: it waits for message step from site `from`
+// and leaves its elements in dst — read there by the port if the receive
+// was posted before the message came, copied otherwise.
+func (r *opRun) recvInto(step uint32, from int, dst []float64) error {
+	v, err := r.recvN(step, from, len(dst))
+	if err != nil {
+		return err
+	}
+	if len(v) > 0 && &v[0] != &dst[0] {
+		copy(dst, v)
+		r.recycle(v)
+	}
+	return nil
 }
 
 // abort fails this generation here and tells every other site, so that

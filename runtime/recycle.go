@@ -96,3 +96,14 @@ func (rt *Runtime) Float64s(n int) []float64 {
 	}
 	return hugepage.Float64s(n)
 }
+
+// uncleared is Float64s for memory its caller overwrites whole before
+// anyone reads it (a collective's result): recycled memory is not cleared.
+func (rt *Runtime) uncleared(n int) []float64 {
+	if 8*n > parcel.SmallChunks {
+		if b := rt.recycle.take(n); b != nil {
+			return b
+		}
+	}
+	return hugepage.Float64s(n)
+}

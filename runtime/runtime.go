@@ -377,6 +377,12 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 	if n <= parcel.SmallChunks {
 		return nil // the port reads it into the parcel's own room
 	}
+	// A collective message whose receive was posted goes where it belongs.
+	if h.Kind == parcel.KindControl && h.Action == ctlColl && i == 0 && rt.coll.posted.Load() > 0 {
+		if b := rt.coll.postedFor(h.Args, n); b != nil {
+			return b
+		}
+	}
 	if n%8 != 0 {
 		return make([]byte, n)
 	}
