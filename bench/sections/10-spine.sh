@@ -931,7 +931,10 @@ AllReduce (sum) of one float64: $COLL_WARM warm-up, $COLL_N timed; AllReduce (su
 (131,072 float64) and AllGather of 1 MiB per locality (4 MiB result):
 $COLL_BIG_WARM warm-up, $COLL_BIG_N timed. From 64 KiB on both take the ring
 algorithms (reduce-scatter + all-gather; ring all-gather), below it recursive
-doubling and Bruck.
+doubling and Bruck. Each result is handed back with \`Runtime.Recycle\` once
+checked, so the next result reuses its memory, as the Open MPI program
+reuses its receive buffer; the ring all-gather reads each block straight
+into the result (docs/architecture.md, Collectives).
 
 The baseline, \`bench/mpi/allreduce.c\`, does the same with
 \`MPI_Allreduce\` and \`MPI_Allgather\` under Open MPI with the TCP transport
