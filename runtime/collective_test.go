@@ -473,6 +473,16 @@ func TestRingAllGatherReadsIntoItsResult(t *testing.T) {
 		for i, rt := range rts {
 			before[i] = rt.coll.inPlace.Load()
 		}
+		// The others start once site `first` posted its p-1 receives. One
+		// watcher sees that (nothing takes a receive back before the others
+		// send) and tells them.
+		posted := make(chan struct{})
+		go func() {
+			defer close(posted)
+			for rts[first].coll.posted.Load() < p-1 && ctx.Err() == nil {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
 		err := spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
 			c, err := NewCommunicator(rt, fmt.Sprintf("posted.%d", first), nil, 0)
 			if err != nil {
@@ -480,12 +490,10 @@ func TestRingAllGatherReadsIntoItsResult(t *testing.T) {
 			}
 			defer c.Close()
 			if c.Site() != first {
-				// The others start once site `first` posted its p-1 receives.
-				for rts[first].coll.posted.Load() < p-1 {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					delay(50 * time.Microsecond)
+				select {
+				case <-posted:
+				case <-ctx.Done():
+					return ctx.Err()
 				}
 			}
 			v, err := c.AllGather(ctx, in.site(c.Site())).Get(ctx)
