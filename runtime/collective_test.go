@@ -517,6 +517,51 @@ func TestRingAllGatherReadsIntoItsResult(t *testing.T) {
 	finalizeAll(t, rts)
 }
 
+// A posted receive takes only the message it was posted for: its key, its
+// sender's locality and its length; an abort of its generation takes it
+// back.
+func TestPostedReceiveTakesOnlyItsMessage(t *testing.T) {
+	var m collMailbox
+	b := m.box([]byte("posted"))
+	dst := make([]float64, 1024)
+	k := slotKey{gen: 7, step: 1, from: 2}
+	m.post(b, k, 5, dst)
+	args := func(gen uint64, step, from uint32) []byte {
+		h := collHeader{base: "posted", gen: gen, step: step, from: from, op: opAllGather}
+		return h.appendTo(nil)
+	}
+	n := len(dst) * 8
+	for _, c := range []struct {
+		what   string
+		source uint32
+		args   []byte
+		n      int
+	}{
+		{"another generation", 5, args(8, 1, 2), n},
+		{"another step", 5, args(7, 2, 2), n},
+		{"another site", 5, args(7, 1, 3), n},
+		{"another locality", 4, args(7, 1, 2), n},
+		{"another length", 5, args(7, 1, 2), n - 8},
+		{"garbage", 5, []byte{0xc1}, n},
+	} {
+		if got := m.postedFor(c.source, c.args, c.n); got != nil {
+			t.Errorf("%s: took the posted receive", c.what)
+		}
+	}
+	got := m.postedFor(5, args(7, 1, 2), n)
+	if len(got) != n || &got[0] != &parcel.Float64Bytes(dst)[0] {
+		t.Fatalf("its message got %d bytes, not the posted memory", len(got))
+	}
+	if m.posted.Load() != 0 || m.postedFor(5, args(7, 1, 2), n) != nil {
+		t.Errorf("the receive is still posted after its message took it")
+	}
+	m.post(b, k, 5, dst)
+	m.abort(b, 7, errors.New("aborted"))
+	if m.posted.Load() != 0 || m.postedFor(5, args(7, 1, 2), n) != nil {
+		t.Errorf("the receive is still posted after its generation aborted")
+	}
+}
+
 // A slot's future, taken back once its message was taken, serves the next
 // message as a new one.
 func TestCollMailboxReusesSlots(t *testing.T) {

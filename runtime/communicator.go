@@ -360,10 +360,17 @@ type collBox struct {
 	name    string
 	claimed bool // by a Communicator of this locality
 	slots   map[slotKey]*Future[collMsg]
-	posted  map[slotKey][]float64     // memory that messages not yet here are to be read into (post)
+	posted  map[slotKey]postedRecv    // where messages not yet here are to be read (post)
 	aborted map[uint64]error          // by generation
 	calls   [keptGenerations]keptCall // by generation modulo keptGenerations (collective_probe.go)
 	probes  map[uint64][]collMsg      // probes for generations not reached yet
+}
+
+// postedRecv is a posted receive: the memory a message is to be read into,
+// and the locality it is to come from.
+type postedRecv struct {
+	dst    []float64
+	source uint32
 }
 
 // keptCall is this locality's call in generation gen; gen 0: none.
@@ -442,12 +449,13 @@ func (m *collMailbox) slot(s *scheduler, b *collBox, k slotKey) (*Future[collMsg
 	return f, nil
 }
 
-// post has message k of b, when it arrives, read straight into dst, which
-// must be as long as its payload (else it is read into memory of its own,
-// as unposted messages are). A message that is here already is left as it
-// is: recvInto copies it. The caller waits for k (or ends its run with
-// unpost) before it touches dst again.
-func (m *collMailbox) post(b *collBox, k slotKey, dst []float64) {
+// post has message k of b, when it arrives from locality source, read
+// straight into dst, which must be as long as its payload (else, or from
+// another locality, it is read into memory of its own, as unposted
+// messages are). A message that is here already is left as it is:
+// recvInto copies it. The caller waits for k (or ends its run with unpost)
+// before it touches dst again.
+func (m *collMailbox) post(b *collBox, k slotKey, source uint32, dst []float64) {
 	if len(dst)*8 <= parcel.SmallChunks {
 		return // read into the parcel's own room anyway
 	}
@@ -457,12 +465,12 @@ func (m *collMailbox) post(b *collBox, k slotKey, dst []float64) {
 		return
 	}
 	if b.posted == nil {
-		b.posted = make(map[slotKey][]float64)
+		b.posted = make(map[slotKey]postedRecv)
 	}
 	if _, ok := b.posted[k]; !ok {
 		m.posted.Add(1)
 	}
-	b.posted[k] = dst
+	b.posted[k] = postedRecv{dst, source}
 }
 
 // unpost takes back the receives of generation gen of b that no message
@@ -482,11 +490,11 @@ func (m *collMailbox) unpostLocked(b *collBox, gen uint64) {
 	}
 }
 
-// postedFor returns the posted memory for the message a collective
-// parcel's header args describe, as bytes, if it is n bytes long, and
-// takes it out of its box; else nil. It runs on a reader, before the
-// payload is read.
-func (m *collMailbox) postedFor(args []byte, n int) []byte {
+// postedFor returns the posted memory for the message from locality source
+// that a collective parcel's header args describe, as bytes, if it is n
+// bytes long, and takes it out of its box; else nil. It runs on a reader,
+// before the payload is read.
+func (m *collMailbox) postedFor(source uint32, args []byte, n int) []byte {
 	h, base, _, err := readCollHeader(args)
 	if err != nil {
 		return nil
@@ -498,14 +506,14 @@ func (m *collMailbox) postedFor(args []byte, n int) []byte {
 	if b == nil {
 		return nil
 	}
-	dst, ok := b.posted[k]
-	if !ok || len(dst)*8 != n {
+	pr, ok := b.posted[k]
+	if !ok || pr.source != source || len(pr.dst)*8 != n {
 		return nil
 	}
 	delete(b.posted, k)
 	m.posted.Add(-1)
 	m.inPlace.Add(1)
-	return parcel.Float64Bytes(dst)
+	return parcel.Float64Bytes(pr.dst)
 }
 
 // box returns the box of name (a view of a message's bytes), making it if
@@ -735,7 +743,7 @@ func (r *opRun) recvN(step uint32, from int, n int) ([]float64, error) {
 // post has message step of this generation from site `from` read straight
 // into dst when it arrives (collMailbox.post); recvInto then takes it.
 func (r *opRun) post(step uint32, from int, dst []float64) {
-	r.c.rt.coll.post(r.c.box, slotKey{r.gen, step, uint32(from)}, dst)
+	r.c.rt.coll.post(r.c.box, slotKey{r.gen, step, uint32(from)}, r.c.sites[from], dst)
 }
 
 // recvInto is recvN into dst: it waits for message step from site `from`

@@ -379,7 +379,7 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 	}
 	// A collective message whose receive was posted goes where it belongs.
 	if h.Kind == parcel.KindControl && h.Action == ctlColl && i == 0 && rt.coll.posted.Load() > 0 {
-		if b := rt.coll.postedFor(h.Args, n); b != nil {
+		if b := rt.coll.postedFor(h.Source, h.Args, n); b != nil {
 			return b
 		}
 	}
