@@ -201,9 +201,9 @@ rtt_status=$(meets "$rtt_ratio" '<=' 1.5)
 slow() { awk '$1 > 15 { n++ } END { print n + 0 }' "$1"; }
 halt_poll=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || true)
 if [ -n "$halt_poll" ]; then
-	halt_text="the cpuidle-haltpoll driver with \`guest_halt_poll_ns\` $halt_poll (the kernel's default is 200,000)"
+	halt_text="cpuidle-haltpoll, with \`guest_halt_poll_ns\` $halt_poll (the kernel's default is 200,000)"
 else
-	halt_text="no \`guest_halt_poll_ns\` to read"
+	halt_text="$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown), without a \`guest_halt_poll_ns\` to read"
 fi
 if [ -z "$onecpu_skip" ]; then
 	field tessera_onecpu_rtt us_per_rtt <"$tmp/results" >"$tmp/o_rtt"
@@ -629,7 +629,12 @@ each): each locality's main thread switched once per round trip, as the
 raw ping-pong's do, but a second thread of each process (another Go
 thread taking the one processor, GOMAXPROCS=1) switched 5,500-13,800 times,
 and 9,000-11,000 wake-ups were done by the idle vCPU — wake-ups sent to a
-halted vCPU. Both localities pinned to one CPU (\`taskset -c 0
+halted vCPU. Their call chains (\`perf record -g\` of the same events, a
+later round) name the busiest second thread: Go's monitor thread (sysmon),
+woken through \`entersyscallWakeSysmon\` by the reads that the scheduler is
+told of, about 22,700 switches in 22,000 round trips; in that job a second
+thread of each process also took turns with the first at waiting in the
+poller. Both localities pinned to one CPU (\`taskset -c 0
 tessera run -n 2 ...\`): 10.35-10.40 µs in 3 of 3 runs. With
 \`guest_halt_poll_ns\` at 200 µs for the test (set back afterwards), 3 runs
 each: Tessera 10.57-10.64 µs, the raw ping-pong 8.18-8.26 µs, a ratio of
