@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/tessera-amt/tessera/internal/hugepage"
 )
@@ -30,10 +31,24 @@ func ReduceMin(a, b float64) float64 { return math.Min(a, b) }
 func ReduceMax(a, b float64) float64 { return math.Max(a, b) }
 
 // combineInto sets dst[i] = op(lo[i], hi[i]): lo holds the values of the
-// lower sites. dst may be lo or hi.
+// lower sites. dst may be lo or hi. ReduceSum and ReduceProd run as plain
+// loops, not a call per element: the same operation on the same operands,
+// so the same bits, in a fraction of the time.
 func combineInto(dst, lo, hi []float64, op func(a, b float64) float64) {
-	for i := range dst {
-		dst[i] = op(lo[i], hi[i])
+	lo, hi = lo[:len(dst)], hi[:len(dst)]
+	switch reflect.ValueOf(op).Pointer() {
+	case reflect.ValueOf(ReduceSum).Pointer():
+		for i := range dst {
+			dst[i] = lo[i] + hi[i]
+		}
+	case reflect.ValueOf(ReduceProd).Pointer():
+		for i := range dst {
+			dst[i] = lo[i] * hi[i]
+		}
+	default:
+		for i := range dst {
+			dst[i] = op(lo[i], hi[i])
+		}
 	}
 }
 
