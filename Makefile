@@ -50,10 +50,10 @@ lint:
 	 if ! cmp -s $$tmp/header_gen.go parcel/header_gen.go; then \
 	   echo "parcel/header_gen.go is stale: run 'go generate ./parcel' and commit it"; cp $$tmp/header_gen.go parcel/; rm -rf $$tmp; exit 1; fi; \
 	 rm -rf $$tmp
-	@# The library and commands build elsewhere too (without the Linux-only
-	@# parts: shared tiles, timerfd ticks, raw socket reads).
-	GOOS=windows $(GO) build ./...
-	GOOS=darwin $(GO) build ./...
+	@# The library, commands and tests build elsewhere too (without the
+	@# Linux-only parts: shared tiles, timerfd ticks, raw socket reads).
+	GOOS=windows $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
 
 clean:
 	rm -rf $(BIN)

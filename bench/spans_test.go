@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -83,15 +82,6 @@ func BenchmarkSpansRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(wall[2])/float64(wall[0]), "on/off")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-noop/off")
 	b.ReportMetric(float64(cpu[2])/float64(cpu[0]), "cpu-on/off")
-}
-
-// processCPU is the CPU time the process has used, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // tcpJobWith starts n localities in this process with copies of base,

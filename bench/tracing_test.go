@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,13 +24,13 @@ func BenchmarkTracerEvent(b *testing.B) {
 	}
 	b.ReportAllocs()
 	guid := uint64(1) << 44
-	cpu0 := cpuTime()
+	cpu0 := processCPU()
 	for b.Loop() {
 		guid++
 		tr.Enter(0, "bench.task", guid, guid-1)
 		tr.Leave(0, "bench.task")
 	}
-	cpu := cpuTime() - cpu0
+	cpu := processCPU() - cpu0
 	if err := tr.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -43,16 +42,6 @@ func BenchmarkTracerEvent(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
 	b.ReportMetric(float64(cpu.Nanoseconds())/events, "cpu-ns/event")
 	b.ReportMetric(float64(info.Size())/events, "bytes/event")
-}
-
-// cpuTime is the CPU time the process has used: on a shared machine the
-// wall time per event also counts the time other programs held the core.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // spin returns a task of n rounds of integer arithmetic: about a
@@ -118,12 +107,12 @@ func BenchmarkTracingTasks(b *testing.B) {
 				}
 				for _, rt := range rts {
 					goruntime.GC()
-					cpu0 := cpuTime()
+					cpu0 := processCPU()
 					d, err := tracedRound(ctx, rt, c.tasks, c.fn)
 					if err != nil {
 						b.Fatal(err)
 					}
-					cpu := cpuTime() - cpu0
+					cpu := processCPU() - cpu0
 					if rt == on.Localities[0] {
 						traced += d
 						tracedCPU += cpu

@@ -162,11 +162,7 @@ func (nopHandler) PeerDown(uint32, error)                 {}
 func TestProcessSilentLocalityFailsTheJob(t *testing.T) {
 	job := startProcesses(t, faultjob, 3, "spin")
 	job.WaitOutput(t, "ready", 30*time.Second)
-	victim := job.Procs[1]
-	if err := victim.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Cmd.Process.Signal(syscall.SIGCONT)
+	defer suspend(t, job.Procs[1].Cmd.Process)()
 	stopped := time.Now()
 	for _, i := range []int{0, 2} {
 		p := job.Procs[i]

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -207,15 +206,6 @@ func TestPollModeIdleBlocks(t *testing.T) {
 	} else {
 		t.Logf("%v of CPU in %v idle", used, idle)
 	}
-}
-
-// cpuTime is the user and system time the process has used.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRoundTripTCP: one call of an action echoing 64 bytes, waited for
