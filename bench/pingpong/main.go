@@ -457,7 +457,10 @@ func raw(p params) error {
 			defer pendingTimer(test)()
 			msg := make([]byte, p.rttSize)
 			in := make([]byte, p.rttSize)
-			work := workOf(p, test)
+			var work time.Duration // of rtt-work's each message
+			if test == "rtt-work" {
+				work = p.rttWork
+			}
 			round := func() error {
 				if _, err := c.Write(msg); err != nil {
 					return err
@@ -619,9 +622,9 @@ func rawPeer(p params) error {
 		if p.tests["rtt-timer"] {
 			defer pendingTimer("rtt-timer")()
 		}
-		var work time.Duration
+		var work time.Duration // of rtt-work's each message
 		if p.tests["rtt-work"] {
-			work = workOf(p, "rtt-work")
+			work = p.rttWork
 		}
 		buf := make([]byte, p.rttSize)
 		for {
@@ -693,15 +696,6 @@ func pendingTimer(test string) (stop func()) {
 	}
 	t := time.NewTimer(time.Hour)
 	return func() { t.Stop() }
-}
-
-// workOf is the processor time each side of raw test spends on each
-// message: -rtt-work for rtt-work, none for the others.
-func workOf(p params, test string) time.Duration {
-	if test == "rtt-work" {
-		return p.rttWork
-	}
-	return 0
 }
 
 // spin keeps the processor busy for d, as a program's own work on a
