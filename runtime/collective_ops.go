@@ -31,9 +31,9 @@ func ReduceMin(a, b float64) float64 { return math.Min(a, b) }
 func ReduceMax(a, b float64) float64 { return math.Max(a, b) }
 
 // combineInto sets dst[i] = op(lo[i], hi[i]): lo holds the values of the
-// lower sites. dst may be lo or hi. ReduceSum and ReduceProd run as plain
-// loops, not a call per element: the same operation on the same operands,
-// so the same bits, in a fraction of the time.
+// lower sites. dst may be lo or hi. The four reductions of this package run
+// as plain loops, not a call per element: the same operation on the same
+// operands, so the same bits, in a fraction of the time.
 func combineInto(dst, lo, hi []float64, op func(a, b float64) float64) {
 	lo, hi = lo[:len(dst)], hi[:len(dst)]
 	switch reflect.ValueOf(op).Pointer() {
@@ -44,6 +44,25 @@ func combineInto(dst, lo, hi []float64, op func(a, b float64) float64) {
 	case reflect.ValueOf(ReduceProd).Pointer():
 		for i := range dst {
 			dst[i] = lo[i] * hi[i]
+		}
+	case reflect.ValueOf(ReduceMin).Pointer():
+		// The built-in min is math.Min unless an operand is a NaN: then
+		// it gives a NaN where math.Min gives -Inf if the other is -Inf.
+		// A NaN result is taken again by math.Min.
+		for i := range dst {
+			v := min(lo[i], hi[i])
+			if v != v {
+				v = math.Min(lo[i], hi[i])
+			}
+			dst[i] = v
+		}
+	case reflect.ValueOf(ReduceMax).Pointer():
+		for i := range dst {
+			v := max(lo[i], hi[i])
+			if v != v {
+				v = math.Max(lo[i], hi[i])
+			}
+			dst[i] = v
 		}
 	default:
 		for i := range dst {
