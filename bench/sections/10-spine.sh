@@ -322,13 +322,13 @@ mig_ratio=$(metric BenchmarkAGASMigrate64MiB ratio | median)
 # ---- Collectives: collbench on 4 localities against Open MPI over TCP ----
 
 # coll_job [--progress poll | --bind core] runs collbench as a job of 4
-# localities and prints locality 0's output; polling, or bound to cores, it
-# measures the one-double AllReduce only and names it poll_allreduce1 or
-# bound_allreduce1.
+# localities and prints locality 0's output. Polling, it names its results
+# poll_*; bound to cores, it measures the one-double AllReduce only and
+# names it bound_allreduce1.
 coll_job() {
 	local rc=0 flags=("${COLL_FLAGS[@]}") rename=""
 	case "${1:-}" in
-	--progress) flags+=(-test allreduce1) rename="s/name=allreduce1 /name=poll_allreduce1 /" ;;
+	--progress) rename="s/name=/name=poll_/" ;;
 	--bind) flags+=(-test allreduce1) rename="s/name=allreduce1 /name=bound_allreduce1 /" ;;
 	esac
 	timeout 120 "$tessera" run -n 4 "$@" "$tmp/collbench" "${flags[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
@@ -340,10 +340,11 @@ coll_job() {
 	sed -n 's/^\[L0\] //p' "$tmp/out" | sed "$rename"
 }
 mpi_job() { mpi_run allreduce 4 "${MPI_ARGS[@]}"; }
-# raw_coll_job: bench/rawallreduce, the one-double AllReduce with the same
-# algorithm over plain blocking Go sockets, 4 processes started by tessera
-# run (the same GOMAXPROCS as the localities) on a free base port.
-go build -o "$tmp/rawallreduce" ./bench/rawallreduce
+# raw_coll_job: bench/rawcoll, the one-double AllReduce and the 1 MiB
+# AllGather with the same algorithms over plain blocking Go sockets, 4
+# processes started by tessera run (the same GOMAXPROCS as the localities)
+# on a free base port.
+go build -o "$tmp/rawcoll" ./bench/rawcoll
 # A base port is free when picked, but one of the three after it may not
 # be (another process's connection): a job that could not bind them is
 # started again on another base, up to three times.
@@ -352,12 +353,12 @@ raw_coll_job() {
 	for try in 1 2 3; do
 		rc=0
 		port=$("$pp" -mode freeport)
-		timeout 120 "$tessera" run -n 4 "$tmp/rawallreduce" -port "$port" -n "$COLL_N" -warmup "$COLL_WARM" >"$tmp/out" 2>"$tmp/err" || rc=$?
+		timeout 120 "$tessera" run -n 4 "$tmp/rawcoll" -port "$port" "${COLL_FLAGS[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
 		[ "$rc" -ne 0 ] && grep -q 'address already in use' "$tmp/err" || break
-		say "rawallreduce: a port after $port was taken (try $try of 3)"
+		say "rawcoll: a port after $port was taken (try $try of 3)"
 	done
 	if [ "$rc" -ne 0 ]; then
-		say "rawallreduce job failed (exit $rc):"
+		say "rawcoll job failed (exit $rc):"
 		sed 's/^/  /' "$tmp/err" >&2
 		return 1
 	fi
@@ -431,27 +432,32 @@ coll_row() {
 		say "$name: tessera $t_us us ($t_gb GB/s), open mpi skipped"
 	fi
 }
-# raw_coll_rows: the plain-Go AllReduce against Open MPI (the floor of a
-# blocking design), and Tessera's blocking AllReduce against it.
+# raw_coll_rows NAME LABEL UNIT: the plain-Go measurement raw_NAME against
+# Open MPI (the floor of a blocking design), and Tessera's blocking NAME
+# against it; UNIT is the printf format of the times.
 raw_coll_rows() {
-	field raw_allreduce1 us <"$tmp/coll" >"$tmp/c_raw.t"
-	[ -s "$tmp/c_raw.t" ] || return 0
+	local name=$1 label=$2 f=$3
+	field "raw_$name" us <"$tmp/coll" >"$tmp/c_raw_$name.t"
+	[ -s "$tmp/c_raw_$name.t" ] || return 0
 	local r_us rm tr
-	r_us=$(median <"$tmp/c_raw.t")
-	tr=$(ratios "$tmp/c_allreduce1.t" "$tmp/c_raw.t" | median)
-	if [ -s "$tmp/c_allreduce1.m" ]; then
-		rm=$(ratios "$tmp/c_raw.t" "$tmp/c_allreduce1.m" | median)
-		echo "| Plain Go AllReduce 1 double (\`bench/rawallreduce\`: the same recursive doubling on blocking sockets), 4 processes | $(fmt "$r_us" '%.1f') µs | $(fmt "$(median <"$tmp/c_allreduce1.m")" '%.1f') µs (Open MPI over TCP) | $(fmt "$rm" '%.2f') | — | no target (the floor of a blocking design) |"
+	r_us=$(median <"$tmp/c_raw_$name.t")
+	tr=$(ratios "$tmp/c_$name.t" "$tmp/c_raw_$name.t" | median)
+	if [ -s "$tmp/c_$name.m" ]; then
+		rm=$(ratios "$tmp/c_raw_$name.t" "$tmp/c_$name.m" | median)
+		echo "| Plain Go $label (\`bench/rawcoll\`: the same algorithm on blocking sockets), 4 processes | $(fmt "$r_us" "$f") µs | $(fmt "$(median <"$tmp/c_$name.m")" "$f") µs (Open MPI over TCP) | $(fmt "$rm" '%.2f') | — | no target (the floor of a blocking design) |"
 	fi
-	echo "| AllReduce 1 double, 4 localities, blocking, against the plain Go AllReduce | $(fmt "$(median <"$tmp/c_allreduce1.t")" '%.1f') µs | $(fmt "$r_us" '%.1f') µs (plain Go, blocking sockets) | $(fmt "$tr" '%.2f') | — | no target (the runtime's own cost) |"
+	echo "| $label, 4 localities, blocking, against the plain Go program | $(fmt "$(median <"$tmp/c_$name.t")" "$f") µs | $(fmt "$r_us" "$f") µs (plain Go, blocking sockets) | $(fmt "$tr" '%.2f') | — | no target (the runtime's own cost) |"
 }
 coll_rows=$(
 	coll_row "AllReduce 1 double, 4 localities, blocking" allreduce1 small
 	coll_row "AllReduce 1 double, 4 localities, blocking, **bound** in pairs to the cores (\`--bind core\`)" bound_allreduce1 small mpi_allreduce1
 	coll_row "AllReduce 1 double, 4 localities, **polling** (\`--progress poll\`)" poll_allreduce1 small mpi_allreduce1
-	raw_coll_rows
-	coll_row "AllReduce 1 MiB, 4 localities" allreduce1mib big
-	coll_row "AllGather 1 MiB per locality, 4 localities" allgather1mib big
+	raw_coll_rows allreduce1 "AllReduce 1 double" '%.1f'
+	coll_row "AllReduce 1 MiB, 4 localities, blocking" allreduce1mib big
+	coll_row "AllReduce 1 MiB, 4 localities, **polling**" poll_allreduce1mib big mpi_allreduce1mib
+	coll_row "AllGather 1 MiB per locality, 4 localities, blocking" allgather1mib big
+	coll_row "AllGather 1 MiB per locality, 4 localities, **polling**" poll_allgather1mib big mpi_allgather1mib
+	raw_coll_rows allgather1mib "AllGather 1 MiB per locality" '%.0f'
 )
 coll_reps() {
 	local label=$1 name=$2
@@ -949,21 +955,26 @@ The baseline, \`bench/mpi/allreduce.c\`, does the same with
 \`MPI_Allreduce\` and \`MPI_Allgather\` under Open MPI with the TCP transport
 only (no shared memory), 4 ranks on the same 2 cores. $mpi_note
 
-The floor of a blocking design, \`bench/rawallreduce\`: the one-double
-AllReduce by the same recursive doubling in plain Go — 4 processes started
-by \`tessera run -n 4\` (so the same GOMAXPROCS), a full mesh of
-\`TCP_NODELAY\` connections, one goroutine each writing 8 bytes to its
+The floor of a blocking design, \`bench/rawcoll\`: the same algorithms
+in plain Go — 4 processes started by \`tessera run -n 4\` (so the same
+GOMAXPROCS), a full mesh of \`TCP_NODELAY\` connections. The one-double
+AllReduce is recursive doubling, one goroutine each writing 8 bytes to its
 partner and blocking to read 8 back, twice per operation:
-$(list "$tmp/c_raw.t" %.1f) µs. What it takes over Open MPI, which polls,
-no blocking runtime can win back; what Tessera's blocking row takes over
-it is the runtime's own.
+$(list "$tmp/c_raw_allreduce1.t" %.1f) µs. The AllGather of 1 MiB is the ring, each
+step writing a block to the next process from a second goroutine while
+reading the previous process's block into its place in the result:
+$(list "$tmp/c_raw_allgather1mib.t" %.0f) µs. What these take over Open MPI, which polls,
+no blocking runtime can win back; what Tessera's blocking rows take over
+them is the runtime's own. Polling (\`--progress poll\`), Tessera runs all
+three measurements, so the 1 MiB rows have a polling row each, the mode
+that compares with Open MPI's.
 
-    # Tessera, blocking; and polling, the one-double AllReduce only
+    # Tessera, blocking; bound, the one-double AllReduce only; polling
     tessera run -n 4 collbench ${COLL_FLAGS[*]}
     tessera run -n 4 --bind core collbench ${COLL_FLAGS[*]} -test allreduce1
-    tessera run -n 4 --progress poll collbench ${COLL_FLAGS[*]} -test allreduce1
+    tessera run -n 4 --progress poll collbench ${COLL_FLAGS[*]}
     # the plain-Go floor, on 4 consecutive free ports from P
-    tessera run -n 4 rawallreduce -port P -n $COLL_N -warmup $COLL_WARM
+    tessera run -n 4 rawcoll -port P ${COLL_FLAGS[*]}
     # Open MPI (installed by the script as root when missing: apt-get install openmpi-bin libopenmpi-dev)
     mpicc -O2 -o allreduce bench/mpi/allreduce.c
     mpirun ${MPIRUN_FLAGS[*]} -np 4 ./allreduce ${MPI_ARGS[*]}
@@ -1067,8 +1078,10 @@ whose port has one reader and polls as before, unchanged (8.3-8.4 against
 $(coll_reps "AllReduce 1 double, blocking" allreduce1
 coll_reps "AllReduce 1 double, bound (--bind core)" bound_allreduce1
 coll_reps "AllReduce 1 double, polling" poll_allreduce1
-coll_reps "AllReduce 1 MiB" allreduce1mib
-coll_reps "AllGather 1 MiB" allgather1mib)
+coll_reps "AllReduce 1 MiB, blocking" allreduce1mib
+coll_reps "AllReduce 1 MiB, polling" poll_allreduce1mib
+coll_reps "AllGather 1 MiB, blocking" allgather1mib
+coll_reps "AllGather 1 MiB, polling" poll_allgather1mib)
 
 ### Profiling the runtime
 
