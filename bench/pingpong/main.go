@@ -30,6 +30,9 @@
 //	     congestion control instead of the system's (Linux: TCP_CONGESTION,
 //	     e.g. cubic or reno; see net.ipv4.tcp_allowed_congestion_control).
 //
+// -peer-cpu N starts raw's peer process bound to CPU N (Linux), so that
+// with the client bound to another (taskset) the two never share a core.
+//
 // Tessera only (the parcelports compared, `tessera run --parcelport`):
 //
 //	rtt-direct  rtt with the echo registered as a direct action
@@ -59,7 +62,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tessera-amt/tessera/internal/sockopt"
 	"io"
 	"net"
 	"os"
@@ -72,6 +74,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/affinity"
+	"github.com/tessera-amt/tessera/internal/sockopt"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -90,6 +94,7 @@ type params struct {
 	manyN      int
 	peerAddr   string
 	congestion string
+	peerCPU    int
 	cpuprofile string
 	trace      string
 }
@@ -111,6 +116,7 @@ func main() {
 	flag.IntVar(&p.manyN, "many-n", 500, "tessera many: calls per goroutine")
 	flag.StringVar(&p.peerAddr, "addr", "", "raw-peer: address to dial")
 	flag.StringVar(&p.congestion, "congestion", "", "raw: TCP congestion control of the connection (Linux), e.g. cubic; empty: the system's")
+	flag.IntVar(&p.peerCPU, "peer-cpu", -1, "raw: start the peer process bound to this CPU (Linux; -1: unbound)")
 	flag.StringVar(&p.cpuprofile, "cpuprofile", "", "write a CPU profile here (tessera: suffixed .L<locality>; raw: .client/.server)")
 	flag.StringVar(&p.trace, "trace", "", "write a Go execution trace here (suffixed like -cpuprofile)")
 	flag.Parse()
@@ -575,7 +581,14 @@ func withPeer(p params, test string, fn func(c *net.TCPConn) error) error {
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if p.peerCPU >= 0 {
+		if !affinity.Supported {
+			return fmt.Errorf("-peer-cpu %d: binding to CPUs is not supported on this system", p.peerCPU)
+		}
+		start = func() error { return affinity.StartOn([]int{p.peerCPU}, cmd.Start) }
+	}
+	if err := start(); err != nil {
 		return err
 	}
 	waited := false

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/tessera-amt/tessera/internal/affinity"
 )
 
 func TestCoreBlocks(t *testing.T) {
@@ -34,7 +36,7 @@ func TestCoreBlocks(t *testing.T) {
 // they may run anywhere the launcher may.
 func TestRunBindCore(t *testing.T) {
 	t.Parallel()
-	cpus, err := allowedCPUs()
+	cpus, err := affinity.Allowed()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestRunBindCore(t *testing.T) {
 			}
 		}
 	}
-	if got, _ := allowedCPUs(); !slices.Equal(got, cpus) {
+	if got, _ := affinity.Allowed(); !slices.Equal(got, cpus) {
 		t.Errorf("the launcher's own thread runs on %v after starting bound localities, want %v", got, cpus)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/affinity"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -99,7 +100,7 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("--progress must be %s or %s, not %q", runtime.ProgressNameBlock, runtime.ProgressNamePoll, o.Progress)
 	case o.Bind != "" && o.Bind != bindNone && o.Bind != bindCore:
 		return fmt.Errorf("--bind must be %s or %s, not %q", bindNone, bindCore, o.Bind)
-	case o.Bind == bindCore && !bindSupported:
+	case o.Bind == bindCore && !affinity.Supported:
 		return fmt.Errorf("--bind %s: binding processes to cores is not supported on this system", bindCore)
 	}
 	if o.MetricsAddr != "" {
@@ -216,7 +217,7 @@ func (c *child) start(output *sync.WaitGroup) error {
 	}
 	c.cmd.Stdout, c.cmd.Stderr = outW, errW
 	if c.cpus != nil {
-		err = startOnCPUs(c.cpus, c.cmd.Start)
+		err = affinity.StartOn(c.cpus, c.cmd.Start)
 	} else {
 		err = c.cmd.Start()
 	}
@@ -331,7 +332,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 
 	var blocks [][]int
 	if opts.Bind == bindCore {
-		cpus, err := allowedCPUs()
+		cpus, err := affinity.Allowed()
 		if err != nil {
 			return 2, fmt.Errorf("--bind %s: %w", bindCore, err)
 		}

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/affinity"
 )
 
 // helperEnv switches the test binary into the helper program that run's
@@ -114,7 +116,7 @@ func helperMain(args []string) int {
 			return 9
 		}
 	case "affinity":
-		cpus, err := allowedCPUs()
+		cpus, err := affinity.Allowed()
 		if err != nil {
 			fmt.Println("affinity:", err)
 			return 1

@@ -1,4 +1,4 @@
-package main
+package affinity
 
 import (
 	"fmt"
@@ -7,11 +7,15 @@ import (
 	"unsafe"
 )
 
+// Supported says whether this system can bind processes to CPUs.
+const Supported = true
+
 // cpuSet is a Linux CPU affinity mask (cpu_set_t of 1024 CPUs).
 type cpuSet [1024 / 64]uint64
 
-// allowedCPUs returns the CPUs this thread may run on, in ascending order.
-func allowedCPUs() ([]int, error) {
+// Allowed returns the CPUs the calling thread may run on, in ascending
+// order.
+func Allowed() ([]int, error) {
 	var s cpuSet
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(s), uintptr(unsafe.Pointer(&s))); errno != 0 {
 		return nil, fmt.Errorf("sched_getaffinity: %w", errno)
@@ -28,6 +32,9 @@ func allowedCPUs() ([]int, error) {
 func setThreadCPUs(cpus []int) error {
 	var s cpuSet
 	for _, c := range cpus {
+		if c < 0 || c >= len(s)*64 {
+			return fmt.Errorf("sched_setaffinity %v: CPU %d is out of range", cpus, c)
+		}
 		s[c/64] |= 1 << (c % 64)
 	}
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(s), uintptr(unsafe.Pointer(&s))); errno != 0 {
@@ -36,12 +43,13 @@ func setThreadCPUs(cpus []int) error {
 	return nil
 }
 
-// startOnCPUs runs start — which forks a process — on a thread bound to
-// cpus, so the process inherits that affinity from the fork, whatever its
-// program, and every thread it makes inherits it in turn.
-func startOnCPUs(cpus []int, start func() error) error {
+// StartOn runs start — which forks a process — on a thread bound to cpus,
+// so the process inherits that affinity from the fork, whatever its
+// program, and every thread it makes inherits it in turn. The calling
+// process's own affinity is unchanged afterwards.
+func StartOn(cpus []int, start func() error) error {
 	goruntime.LockOSThread()
-	old, err := allowedCPUs()
+	old, err := Allowed()
 	if err != nil {
 		goruntime.UnlockOSThread()
 		return err
@@ -56,5 +64,3 @@ func startOnCPUs(cpus []int, start func() error) error {
 	}
 	return err
 }
-
-const bindSupported = true
