@@ -46,9 +46,11 @@ func combineInto(dst, lo, hi []float64, op func(a, b float64) float64) {
 			dst[i] = lo[i] * hi[i]
 		}
 	case reflect.ValueOf(ReduceMin).Pointer():
-		// The built-in min is math.Min unless an operand is a NaN: then
-		// it gives a NaN where math.Min gives -Inf if the other is -Inf.
-		// A NaN result is taken again by math.Min.
+		// The built-in min and max are math.Min and math.Max unless an
+		// operand is a NaN: then they give a NaN where math.Min gives -Inf
+		// if the other is -Inf (math.Max: +Inf), and a NaN of the
+		// operand's bits where the math functions give theirs. A NaN
+		// result is taken again by the math function.
 		for i := range dst {
 			v := min(lo[i], hi[i])
 			if v != v {
