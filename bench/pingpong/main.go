@@ -37,6 +37,18 @@
 //
 //	rtt-direct  rtt with the echo registered as a direct action
 //	       (runtime.RegisterDirect), run by the goroutine that reads it
+//	rtt-paired  rtt against raw TCP between the same two processes, in
+//	       alternating bursts of -pair-burst round trips: locality 1 also
+//	       echoes on a plain TCP connection (blocking reads) that locality
+//	       0 dials, and locality 0 times a burst of action calls, then a
+//	       burst on the plain connection (the order swapped every other
+//	       round), until each has made -rtt-n. Both see the same
+//	       processes, threads and placement on the cores at that moment.
+//	       Prints a ROUND line with the two times of each round, then
+//	       the medians over the rounds and the median of the per-round
+//	       ratios (and the least and greatest). The localities must share
+//	       a machine (the plain connection is on 127.0.0.1).
+//	rtt-paired-direct  rtt-paired with the direct action of rtt-direct
 //	sweep  for each size of -sweep-sizes (bytes), the time of one call
 //	       carrying a []float64 of that size, waited for before the next
 //	       (latency), and the payload rate with -window calls in flight
@@ -69,6 +81,7 @@ import (
 	goruntime "runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +105,7 @@ type params struct {
 	sweepSizes []int
 	manyG      int
 	manyN      int
+	pairBurst  int
 	peerAddr   string
 	congestion string
 	peerCPU    int
@@ -114,6 +128,7 @@ func main() {
 	sweep := flag.String("sweep-sizes", "64,4096,262144,4194304,67108864", "tessera sweep: payload sizes in bytes (multiples of 8)")
 	flag.IntVar(&p.manyG, "many-senders", 32, "tessera many: goroutines calling at once")
 	flag.IntVar(&p.manyN, "many-n", 500, "tessera many: calls per goroutine")
+	flag.IntVar(&p.pairBurst, "pair-burst", 1000, "tessera rtt-paired: round trips per burst")
 	flag.StringVar(&p.peerAddr, "addr", "", "raw-peer: address to dial")
 	flag.StringVar(&p.congestion, "congestion", "", "raw: TCP congestion control of the connection (Linux), e.g. cubic; empty: the system's")
 	flag.IntVar(&p.peerCPU, "peer-cpu", -1, "raw: start the peer process bound to this CPU (Linux; -1: unbound)")
@@ -226,6 +241,11 @@ func tessera(p params) int {
 	echoDirect := runtime.RegisterDirect(reg, "bench.echo-direct", func(ctx context.Context, b []byte) ([]byte, error) {
 		return b, nil
 	})
+	// rtt-paired: locality 1 listens for one plain TCP connection and
+	// echoes messages of the size given on it until it is closed.
+	rawEcho := runtime.Register(reg, "bench.raw-echo", func(ctx context.Context, size int) (int, error) {
+		return rawEchoServer(size)
+	})
 	sink := runtime.Register(reg, "bench.sink", func(ctx context.Context, v []float64) (int, error) {
 		n := len(v)
 		// Done with the block: the next one is read into the same memory.
@@ -263,6 +283,16 @@ func tessera(p params) int {
 				return err
 			}
 			result(t.name, "us_per_rtt", usPer(took, p.rttN), "n", p.rttN)
+		}
+		for _, t := range []struct {
+			test, name string
+			echo       runtime.Action[[]byte, []byte]
+		}{{"rtt-paired", "tessera_rtt_paired", echo}, {"rtt-paired-direct", "tessera_rtt_paired_direct", echoDirect}} {
+			if p.tests[t.test] {
+				if err := paired(ctx, t.name, peer, t.echo, rawEcho, p); err != nil {
+					return fmt.Errorf("%s: %w", t.test, err)
+				}
+			}
 		}
 		if p.tests["bw"] {
 			block := make([]float64, p.bwElems)
@@ -326,6 +356,120 @@ func tessera(p params) int {
 		}
 		return nil
 	})
+}
+
+// paired times the echo action and a plain TCP echo between the same two
+// processes in alternating bursts (see rtt-paired in the command's doc).
+func paired(ctx context.Context, name string, peer runtime.Target, echo runtime.Action[[]byte, []byte], rawEcho runtime.Action[int, int], p params) error {
+	if p.pairBurst <= 0 || p.rttN < p.pairBurst || p.rttN%p.pairBurst != 0 {
+		return fmt.Errorf("-pair-burst %d must be positive and divide -rtt-n %d", p.pairBurst, p.rttN)
+	}
+	port, err := runtime.Async(ctx, peer, rawEcho, p.rttSize).Get(ctx)
+	if err != nil {
+		return err
+	}
+	nc, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 10*time.Second)
+	if err != nil {
+		return err
+	}
+	c := nc.(*net.TCPConn)
+	defer c.Close()
+	c.SetNoDelay(true)
+	msg := make([]byte, p.rttSize)
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	in := make([]byte, p.rttSize)
+	action := func() error {
+		r, err := runtime.Async(ctx, peer, echo, msg).Get(ctx)
+		if err == nil && len(r) != len(msg) {
+			err = fmt.Errorf("echo returned %d bytes, sent %d", len(r), len(msg))
+		}
+		return err
+	}
+	plain := func() error {
+		if _, err := c.Write(msg); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, in)
+		return err
+	}
+	for _, round := range []func() error{action, plain} {
+		if _, err := timeRounds(p.rttWarm, 0, round); err != nil {
+			return err
+		}
+	}
+	rounds := p.rttN / p.pairBurst
+	var tes, raw, ratio []float64
+	for r := range rounds {
+		var dt, dr time.Duration
+		first, second, d1, d2 := action, plain, &dt, &dr
+		if r%2 == 1 {
+			first, second, d1, d2 = plain, action, &dr, &dt
+		}
+		if *d1, err = timeRounds(0, p.pairBurst, first); err != nil {
+			return err
+		}
+		if *d2, err = timeRounds(0, p.pairBurst, second); err != nil {
+			return err
+		}
+		t, w := float64(dt.Nanoseconds())/1e3/float64(p.pairBurst), float64(dr.Nanoseconds())/1e3/float64(p.pairBurst)
+		tes, raw, ratio = append(tes, t), append(raw, w), append(ratio, t/w)
+		fmt.Printf("ROUND name=%s round=%d us_per_rtt=%.3f raw_us_per_rtt=%.3f\n", name, r, t, w)
+	}
+	result(name, "us_per_rtt", fmt.Sprintf("%.3f", medianOf(tes)), "raw_us_per_rtt", fmt.Sprintf("%.3f", medianOf(raw)),
+		"ratio", fmt.Sprintf("%.4f", medianOf(ratio)), "ratio_min", fmt.Sprintf("%.4f", ratio[0]), "ratio_max", fmt.Sprintf("%.4f", ratio[len(ratio)-1]),
+		"rounds", rounds, "burst", p.pairBurst)
+	return nil
+}
+
+// rawEchoServer listens on 127.0.0.1 for one connection, echoes
+// size-byte messages on it until the peer closes it, and returns the port
+// at once.
+func rawEchoServer(size int) (int, error) {
+	if size <= 0 {
+		return 0, fmt.Errorf("message size %d is not positive", size)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	go func() {
+		defer ln.Close()
+		nc, err := ln.Accept()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pingpong: rtt-paired echo:", err)
+			return
+		}
+		c := nc.(*net.TCPConn)
+		defer c.Close()
+		c.SetNoDelay(true)
+		buf := make([]byte, size)
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				if !errors.Is(err, io.EOF) {
+					fmt.Fprintln(os.Stderr, "pingpong: rtt-paired echo:", err)
+				}
+				return
+			}
+			if _, err := c.Write(buf); err != nil {
+				fmt.Fprintln(os.Stderr, "pingpong: rtt-paired echo:", err)
+				return
+			}
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// medianOf returns the median of v (which it sorts).
+func medianOf(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // sweepSize times calls carrying size bytes: one at a time (latency) and
