@@ -455,8 +455,10 @@ done
 cat "$tmp/coll" >&2
 [ -z "$mpi_skip" ] || sed -i '/name=mpi_/d' "$tmp/coll" # a partial baseline is no baseline
 
-# coll_row LABEL NAME: the summary row of collective NAME; with TARGET_US set,
-# the one-double targets (absolute and against Open MPI) are checked.
+# coll_row LABEL NAME SIZE [MPI-NAME]: the summary row of collective NAME
+# against Open MPI's MPI-NAME (default mpi_NAME); for SIZE small (one
+# double) the targets are checked: 150 µs, and 1.5x Open MPI on the
+# polling rows (poll_*).
 coll_row() {
 	local label=$1 name=$2 t_us t_gb m_us m_gb ratio big=$3 mname=${4:-mpi_$2}
 	field "$name" us <"$tmp/coll" >"$tmp/c_$name.t"
@@ -489,7 +491,11 @@ coll_row() {
 	else
 		target="≤ 150 µs; ratio ≤ 1.5"
 		status="$(meets "$t_us" '<=' 150) (150 µs)"
-		if [ -n "$ratio" ]; then
+		if [ -n "$ratio" ] && [ "${name#poll_}" = "$name" ]; then
+			# Open MPI polls while it waits: a blocking row's ratio is
+			# shown, and the 1.5x target is judged on the polling row.
+			status="$status; 1.5x: judged on the polling row, as Open MPI polls while it waits"
+		elif [ -n "$ratio" ]; then
 			status="$status, $(meets "$ratio" '<=' 1.5) (1.5x)"
 		else
 			status="$status; ratio not checked"
