@@ -52,6 +52,11 @@ raw_run() { timeout 120 "$pp" -mode raw "$@"; }
 # runtime's design (-test rtt-handoff), at GOMAXPROCS=1 as tessera run
 # gives each of 2 localities on 2 cores.
 handoff_run() { GOMAXPROCS=1 timeout 120 "$pp" -mode raw -test rtt-handoff -rtt-n "$RTT_N" -rtt-warmup "$RTT_WARM" -rtt-size 64; }
+# late_run: the raw ping-pong timed after LATE_WARM round trips instead of
+# RTT_WARM, later in its processes' lives, as a Tessera job's round trips
+# come after its start-up and its earlier tests; results raw_late_rtt.
+LATE_WARM=60000
+late_run() { raw_run -test rtt -rtt-n "$RTT_N" -rtt-warmup "$LATE_WARM" -rtt-size 64 | sed 's/name=raw_rtt /name=raw_late_rtt /'; }
 
 # onecpu_jobs: the blocking round trip of Tessera (ordinary and direct
 # action) and of the raw ping-pong with both processes on one core
@@ -185,6 +190,7 @@ for ((r = 1; r <= LREPS; r++)); do
 		raw_run "${PP_FLAGS[@]}" "${RAW_TEST[@]}" >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
 		paired_job >>"$tmp/results"
+		late_run >>"$tmp/results"
 		handoff_run >>"$tmp/results"
 		onecpu_jobs >>"$tmp/results"
 		apart_jobs >>"$tmp/results"
@@ -202,6 +208,7 @@ for ((r = 1; r <= LREPS; r++)); do
 		apart_jobs >>"$tmp/results"
 		onecpu_jobs >>"$tmp/results"
 		handoff_run >>"$tmp/results"
+		late_run >>"$tmp/results"
 		paired_job >>"$tmp/results"
 		tessera_job "${PP_FLAGS[@]}" "${TESSERA_FLAGS[@]}" "${DIRECT_TEST[@]}" >>"$tmp/results"
 		raw_run "${PP_FLAGS[@]}" "${RAW_TEST[@]}" >>"$tmp/results"
@@ -227,6 +234,9 @@ field raw_rtt_handoff us_per_rtt <"$tmp/results" >"$tmp/h_rtt"
 h_rtt=$(median <"$tmp/h_rtt")
 h_ratio=$(ratios "$tmp/h_rtt" "$tmp/r_rtt" | median)
 th_ratio=$(ratios "$tmp/t_rtt" "$tmp/h_rtt" | median)
+field raw_late_rtt us_per_rtt <"$tmp/results" >"$tmp/l_rtt"
+l_rtt=$(median <"$tmp/l_rtt")
+l_ratio=$(ratios "$tmp/l_rtt" "$tmp/r_rtt" | median)
 field raw_rtt_work us_per_rtt <"$tmp/results" >"$tmp/w_rtt"
 w_rtt=$(median <"$tmp/w_rtt")
 w_ratio=$(ratios "$tmp/w_rtt" "$tmp/r_rtt" | median)
@@ -555,6 +565,7 @@ cat >>"$SUMMARY" <<EOF
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking, **direct action** (\`RegisterDirect\`) | $(fmt "$pair_dt" '%.1f') µs | $(fmt "$pair_dr" '%.1f') µs (the same, between the same two processes) | $(fmt "$pair_dratio" '%.2f') | ≤ 1.5 | $(meets "$pair_dratio" '<=' 1.5) |
 | Action round trip, 64-byte \`[]byte\`, blocking, a job of its own, against the raw ping-pong as **a pair of processes of its own** | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rtt_ratio" '%.2f') | — | no target: two jobs, each placed on the cores by the kernel on its own (jobs above 15 µs: Tessera $(slow "$tmp/t_rtt") of $LREPS, raw $(slow "$tmp/r_rtt")); see below |
 | Action round trip, 64-byte \`[]byte\`, blocking, **direct action**, a job of its own, against the raw ping-pong as a pair of processes of its own | $(fmt "$d_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$d_ratio" '%.2f') | — | no target (as above; direct jobs above 15 µs: $(slow "$tmp/d_rtt") of $LREPS) |
+| Raw TCP ping-pong timed after $LATE_WARM warm-up round trips instead of $RTT_WARM (later in its processes' lives) | $(fmt "$l_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$l_ratio" '%.2f') | — | no target (jobs above 15 µs: $(slow "$tmp/l_rtt") of $LREPS, against $(slow "$tmp/r_rtt")): a job's placement changes with its age |
 | Raw TCP ping-pong with the design's two goroutine hand-offs (GOMAXPROCS=1) | $(fmt "$h_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$h_ratio" '%.2f') | — | no target (the floor of the design) |
 | Raw TCP ping-pong with 1 µs of processor work per message on each side (\`-test rtt-work\`) | $(fmt "$w_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$w_ratio" '%.2f') | — | no target (what a little work per message costs on this machine) |
 $onecpu_rows
@@ -639,10 +650,25 @@ ratios from $(fmt "$pair_lo" '%.2f') to $(fmt "$pair_hi" '%.2f') in this
 run); the median of a job's rounds is not moved by a few. Counting a burst
 above 15 µs a round trip as apart: with the ordinary action,
 $(pair_rounds tessera_rtt_paired); with the direct action,
-$(pair_rounds tessera_rtt_paired_direct). If the runtime's way of sending
-drew the processes apart, its bursts would be apart more often than raw's
-in the same processes. The rows of separate jobs stay in the table, without
-a target.
+$(pair_rounds tessera_rtt_paired_direct). A placement mostly holds for
+longer than a burst, so these rows give each side's cost in the placement
+the processes are in; whether one side's way of sending moves them shows
+in the rounds that changed between its bursts (the last two counts).
+
+The rows of separate jobs stay in the table, without a target. Besides the
+kernel placing each job on its own, they measure at different ages of
+their processes: the raw ping-pong times its round trips in the first
+tenths of a second of its processes, a Tessera job after its start-up and,
+for the direct action, after the ordinary one's test. Placements drift
+apart as processes age: the raw ping-pong timed after $LATE_WARM warm-up
+round trips instead of $RTT_WARM took $(list "$tmp/l_rtt" %.1f) µs in this
+run, against $(list "$tmp/r_rtt" %.1f) µs. By hand (jobs of 20,000 round
+trips, six alternating rounds): raw after 2,000 warm-up round trips
+7.3-23.1 µs (2 of 6 above 15 µs), after 60,000 7.5-59.6 µs (4 of 6); in
+Tessera jobs timing the ordinary and then the direct action, the direct
+action was the slower in 6 of 6 (42.6-66.5 µs against 21.6-55.2), while
+in jobs timing only one of them each was as often fast as slow (ordinary
+9.7-52.3, direct 9.5-51.1 µs).
 
 How far one blocking job's mean moves, by hand on a busy afternoon (the
 raw ping-pong at 15-24 µs against 11.4 µs when the host is quiet): in 16
@@ -700,6 +726,7 @@ polling 20.9-25.8 µs (median 22.4; median of the ratios of each round
     tessera run -n 2 pingpong -mode tessera ${PAIR_FLAGS[*]}
     # baselines: the raw one starts its peer as a child process
     pingpong -mode raw ${PP_FLAGS[*]} ${RAW_TEST[*]}
+    pingpong -mode raw -test rtt -rtt-n $RTT_N -rtt-warmup $LATE_WARM -rtt-size 64
     GOMAXPROCS=1 pingpong -mode raw -test rtt-handoff -rtt-n $RTT_N -rtt-warmup $RTT_WARM -rtt-size 64
     # both processes on one core
     taskset -c $one_cpu tessera run -n 2 pingpong -mode tessera -test rtt,rtt-direct -rtt-n $RTT_N -rtt-warmup $RTT_WARM -rtt-size 64
