@@ -565,7 +565,7 @@ cat >>"$SUMMARY" <<EOF
 | Action round trip, 64-byte \`[]byte\`, 2 processes over TCP, blocking, **direct action** (\`RegisterDirect\`) | $(fmt "$pair_dt" '%.1f') µs | $(fmt "$pair_dr" '%.1f') µs (the same, between the same two processes) | $(fmt "$pair_dratio" '%.2f') | ≤ 1.5 | $(meets "$pair_dratio" '<=' 1.5) |
 | Action round trip, 64-byte \`[]byte\`, blocking, a job of its own, against the raw ping-pong as **a pair of processes of its own** | $(fmt "$t_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$rtt_ratio" '%.2f') | — | no target: two jobs, each placed on the cores by the kernel on its own (jobs above 15 µs: Tessera $(slow "$tmp/t_rtt") of $LREPS, raw $(slow "$tmp/r_rtt")); see below |
 | Action round trip, 64-byte \`[]byte\`, blocking, **direct action**, a job of its own, against the raw ping-pong as a pair of processes of its own | $(fmt "$d_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$d_ratio" '%.2f') | — | no target (as above; direct jobs above 15 µs: $(slow "$tmp/d_rtt") of $LREPS) |
-| Raw TCP ping-pong timed after $LATE_WARM warm-up round trips instead of $RTT_WARM (later in its processes' lives) | $(fmt "$l_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$l_ratio" '%.2f') | — | no target (jobs above 15 µs: $(slow "$tmp/l_rtt") of $LREPS, against $(slow "$tmp/r_rtt")): a job's placement changes with its age |
+| Raw TCP ping-pong timed after $LATE_WARM warm-up round trips instead of $RTT_WARM (later in its processes' lives) | $(fmt "$l_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$l_ratio" '%.2f') | — | no target (jobs above 15 µs: $(slow "$tmp/l_rtt") of $LREPS, against $(slow "$tmp/r_rtt")) |
 | Raw TCP ping-pong with the design's two goroutine hand-offs (GOMAXPROCS=1) | $(fmt "$h_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$h_ratio" '%.2f') | — | no target (the floor of the design) |
 | Raw TCP ping-pong with 1 µs of processor work per message on each side (\`-test rtt-work\`) | $(fmt "$w_rtt" '%.1f') µs | $(fmt "$r_rtt" '%.1f') µs (raw TCP ping-pong, blocking reads) | $(fmt "$w_ratio" '%.2f') | — | no target (what a little work per message costs on this machine) |
 $onecpu_rows
@@ -659,12 +659,13 @@ The rows of separate jobs stay in the table, without a target. Besides the
 kernel placing each job on its own, they measure at different ages of
 their processes: the raw ping-pong times its round trips in the first
 tenths of a second of its processes, a Tessera job after its start-up and,
-for the direct action, after the ordinary one's test. Placements drift
-apart as processes age: the raw ping-pong timed after $LATE_WARM warm-up
-round trips instead of $RTT_WARM took $(list "$tmp/l_rtt" %.1f) µs in this
-run, against $(list "$tmp/r_rtt" %.1f) µs. By hand (jobs of 20,000 round
-trips, six alternating rounds): raw after 2,000 warm-up round trips
-7.3-23.1 µs (2 of 6 above 15 µs), after 60,000 7.5-59.6 µs (4 of 6); in
+for the direct action, after the ordinary one's test. The raw ping-pong
+timed after $LATE_WARM warm-up round trips instead of $RTT_WARM took
+$(list "$tmp/l_rtt" %.1f) µs in this run, against
+$(list "$tmp/r_rtt" %.1f) µs. By hand, placements drifted apart as the
+processes aged (jobs of 20,000 round trips, 16 alternating rounds): raw
+after 2,000 warm-up round trips 7.3-35.9 µs (6 of 16 above 15 µs), after
+60,000 7.5-71.7 µs (11 of 16); in
 Tessera jobs timing the ordinary and then the direct action, the direct
 action was the slower in 6 of 6 (42.6-66.5 µs against 21.6-55.2), while
 in jobs timing only one of them each was as often fast as slow (ordinary
