@@ -1239,7 +1239,7 @@ wake-up with the stack that caused it, which is where round-trip latency
 goes. For the task benchmark, add \`-cpuprofile FILE\` to the \`go test\`
 command.
 EOF
-say "rtt: tessera $t_rtt us, raw $r_rtt us, ratio $rtt_ratio (target <= 1.5)"
+say "rtt, against raw TCP in the same processes: tessera $pair_t us, raw $pair_r us, ratio $pair_ratio (target <= 1.5); direct ratio $pair_dratio; as separate jobs: tessera $t_rtt us, raw $r_rtt us, ratio $rtt_ratio (no target)"
 say "bw: tessera $t_bw GB/s, raw $r_bw GB/s, ratio $bw_ratio (target >= 0.8)"
 say "bw, best mode $best_mode: $best_bw GB/s (blocking $t_bw, polling $p_bw, nbio $n_bw, reno $c_bw); open mpi ${m_bw:-skipped} GB/s mirrored, ratio ${best_ratio:-none}; ${s_bw:-skipped} GB/s plain MPI_Send, ratio ${send_ratio:-none} (target >= 0.8)"
 say "tasks: tessera $t_task ns, goroutine $g_task ns, ratio $task_ratio (target <= 2)"
