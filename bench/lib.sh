@@ -60,6 +60,23 @@ numpy_missing() {
 	"$PY" -c 'import numpy' 2>/dev/null || echo "NumPy is not installed for $PY and could not be installed (python3-numpy)"
 }
 
+# openblas_own_kernels: when the environment chooses OpenBLAS's kernels
+# (OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE set, as on machines whose CPU an
+# older OpenBLAS misjudges), unsets both for the rest of the section, so
+# that NumPy, the baseline, runs the kernels OpenBLAS picks for this CPU
+# (an older kernel chosen for it slows NumPy down), and the openblas build
+# the same ones. Sets blas_kernels to a paragraph for the report that says
+# so, empty when nothing was set. Results stay checked: the sections
+# compare every program's checksum or losses.
+openblas_own_kernels() {
+	blas_kernels=""
+	[ -n "${OPENBLAS_CORETYPE:-}${OPENBLAS_L2_SIZE:-}" ] || return 0
+	local set="OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-}" chosen
+	unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+	chosen=$(go run -tags openblas ./cmd/tessera info 2>/dev/null | sed -n 's/^blas *//p') || true
+	blas_kernels="The environment of this run set $set; this section unset both, so NumPy and the openblas build alike ran the kernels OpenBLAS chooses for this CPU itself (${chosen:-OpenBLAS was not found for the openblas build}), with which NumPy runs faster."
+}
+
 # build_variants NAME PACKAGE: builds PACKAGE as $tmp/NAME (pure Go) and,
 # when OpenBLAS is there, as $tmp/NAME-openblas (-tags openblas); sets the
 # array builds to the variants built (pure [openblas]).

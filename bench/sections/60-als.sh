@@ -16,6 +16,7 @@ ALS_ITER=${ALS_ITER:-5}
 TRACE_PAIRS=${TRACE_PAIRS:-3} # traced/untraced pairs per repetition
 
 numpy_skip=$(numpy_missing)
+openblas_own_kernels
 
 build_variants als ./examples/als
 "$tmp/als" --synthetic "$ALS_SIZE" --make-ratings "$tmp/ratings.csv"
@@ -34,11 +35,13 @@ tessera_als() {
 		return 1
 	fi
 	cat "$tmp/out" >&2
+	sed -n 's/^\[L0\] iteration .*, loss //p' "$tmp/out" | tail -n 1 >>"$tmp/losses"
 	sed -n 's/^\[L0\] als: [0-9]* iterations in \([0-9.]*\) s.*/\1/p' "$tmp/out"
 }
 numpy_als() {
 	OPENBLAS_NUM_THREADS=$1 OMP_NUM_THREADS=$1 timeout 900 "$PY" bench/als_numpy.py "$tmp/ratings.csv" --factors 40 --iterations "$ALS_ITER" --regularization 0.1 --alpha 40 --seed 1 >"$tmp/npout"
 	cat "$tmp/npout" >&2
+	sed -n 's/^iteration .*, loss //p' "$tmp/npout" | tail -n 1 >>"$tmp/losses"
 	field als_numpy seconds <"$tmp/npout"
 }
 
@@ -67,6 +70,13 @@ for ((r = 1; r <= REPS; r++)); do
 		fi
 	done
 done
+# Every run ends with the same loss (to rounding: the sums run in other
+# orders), NumPy's included.
+if [ ! -s "$tmp/losses" ] || ! awk 'NR==1 { f=$1 } { d=($1-f)/f; if (d<0) d=-d; if (d>1e-6) bad=1 } END { exit bad }' "$tmp/losses"; then
+	say "the runs' final losses differ (or none was printed):"
+	sort "$tmp/losses" | uniq -c >&2
+	exit 1
+fi
 trace_ratio=$(ratios "$tmp/traced" "$tmp/untraced" | median)
 printf '| ALS with full tracing (OTF2 of every task, samplers), 2 localities | %s s | %s s (the same run without tracing) | %s | ≤ 1.05 | %s |\n' \
 	"$(fmt "$(median <"$tmp/traced")" '%.3f')" "$(fmt "$(median <"$tmp/untraced")" '%.3f')" "$(fmt "$trace_ratio" '%.3f')" "$(meets "$trace_ratio" '<=' 1.05)" >>"$SUMMARY"
@@ -95,7 +105,8 @@ Synthetic ratings of ${ALS_SIZE} users, items and density ($(($(wc -l <"$tmp/rat
 \`als --synthetic $ALS_SIZE --make-ratings\`), 40 factors, $ALS_ITER iterations,
 regularization 0.1, alpha 40. Both programs read the same file and start
 from the same Y, and print the same loss every iteration (the script shows
-both runs' output on stderr); the times are those of the iterations alone.
+both runs' output on stderr, and checks that every run's last loss agrees,
+to 1e-6); the times are those of the iterations alone.
 The NumPy version (\`bench/als_numpy.py\`) is the sparse one — each user's
 system from the user's rated items, never a dense diagonal — run with
 \`OPENBLAS_NUM_THREADS=1\` and \`=2\`; the faster is the baseline.
@@ -116,7 +127,9 @@ fi)
 
 On this machine 4 localities share 2 cores, so the 4-locality figure shows
 the cost of more, smaller tiles and more messages, not more parallelism.
-
+${blas_kernels:+
+$blas_kernels
+}
 Tracing: the same 2-locality pure-Go run with \`tessera run --trace DIR
 --trace-format otf2\` (every task's Enter/Leave with GUIDs, the samplers,
 the archive merged at the end, inside the timed iterations only as far as

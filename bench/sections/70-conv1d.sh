@@ -19,6 +19,7 @@ SHAPE=(--pages 2000 --steps 80 --in 3 --kernel 10 --filters 100)
 GO_SHAPE=(-pages 2000 -steps 80 -in 3 -kernel 10 -filters 100 -padding valid)
 
 numpy_skip=$(numpy_missing)
+openblas_own_kernels
 
 build_variants conv1d ./bench/conv1d
 
@@ -100,7 +101,8 @@ setting it, beta 0, made OpenBLAS zero it a second time, 16% of the CPU);
 page tiling needs no communication. The baseline,
 \`bench/conv1d_numpy.py\`, does the same in NumPy with the im2col and output
 buffers allocated once (Tessera allocates a new result array every call),
-with \`OPENBLAS_NUM_THREADS=1\` and \`=2\`, the faster taken. The input and
+with \`OPENBLAS_NUM_THREADS=1\` and \`=2\`, the faster taken.${blas_kernels:+
+$blas_kernels} The input and
 kernel are \`primitives.Random\`'s values (seeds 1 and 2), which the NumPy
 script reproduces; every run prints the sum of the output, and the script
 checks that all agree (to 1e-9, as they add in different orders). Each program times one convolution at a time,
