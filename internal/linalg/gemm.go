@@ -5,13 +5,17 @@ import "sync"
 // gemmKernel is one of Gemm's micro-kernels with the blocking that suits
 // it. tile adds alpha times the packed mr x kc panel a (mr values per p,
 // p < kc) times the packed kc x nr panel b (nr values per p) to the
-// mr x nr tile of C at c[0] (c[i*ldc+j]); gemm packs A mc rows by kc
-// columns at a time, and B kc rows by nc columns.
+// mr x nr tile of C at c[0] (c[i*ldc+j]); edge, where the kernel has one,
+// does the same on the first cols (< nr) columns of the tile alone, for
+// the tiles that C's right edge cuts (without it they go through a scratch
+// tile). gemm packs A mc rows by kc columns at a time, and B kc rows by nc
+// columns.
 type gemmKernel struct {
 	name       string
 	mr, nr     int
 	kc, mc, nc int
 	tile       func(kc int, a, b, c []float64, ldc int, alpha float64)
+	edge       func(kc int, a, b, c []float64, ldc int, alpha float64, cols int)
 }
 
 // Gemmer computes matrix products (Gemm) with the fastest micro-kernel
@@ -157,8 +161,9 @@ func packA(ap, a []float64, lda, im, pk, mr int) {
 
 // macroKernel adds alpha times the packed im x pk block of A (ap) times
 // the packed pk x n block of B (bp) to the im x n block of C at c: ker's
-// tile on every mr x nr tile, through a scratch tile where C's edge cuts
-// it.
+// tile on every mr x nr tile, its edge on those that C's right edge cuts,
+// and a scratch tile where C's bottom edge cuts it (or the right edge, for
+// a kernel without edge).
 func macroKernel(ker gemmKernel, im, n, pk int, alpha float64, ap, bp, c []float64, ldc int) {
 	mr, nr := ker.mr, ker.nr
 	var t []float64
@@ -171,6 +176,10 @@ func macroKernel(ker gemmKernel, im, n, pk int, alpha float64, ap, bp, c []float
 			apanel := ap[i0*pk:][:pk*mr]
 			if in == mr && jn == nr {
 				ker.tile(pk, apanel, bpanel, c[i0*ldc+j0:][:(mr-1)*ldc+nr], ldc, alpha)
+				continue
+			}
+			if in == mr && ker.edge != nil {
+				ker.edge(pk, apanel, bpanel, c[i0*ldc+j0:][:(mr-1)*ldc+jn], ldc, alpha, jn)
 				continue
 			}
 			if t == nil {

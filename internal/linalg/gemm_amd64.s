@@ -92,16 +92,18 @@ loop:
 	VZEROUPPER
 	RET
 
-// func kernel8x16(kc int, a, b, c []float64, ldc int, alpha float64)
+// func kernel8x16(kc int, a, b, c []float64, ldc int, alpha float64, cols uint64)
 //
 // C[i][j] += alpha * sum over p < kc of a[8p+i] * b[16p+j], for i < 8 and
-// j < 16: Gemm's AVX-512 micro-kernel, on a packed 8 x kc panel of A (8
-// values per p) and a packed kc x 16 panel of B (16 values per p), into an
-// 8 x 16 tile of the row-major C (c[i*ldc+j]). kc >= 1; the caller checks
-// the lengths and AVX-512F.
+// the j < 16 whose bit is set in cols: Gemm's AVX-512 micro-kernel, on a
+// packed 8 x kc panel of A (8 values per p) and a packed kc x 16 panel of
+// B (16 values per p), into an 8 x 16 tile of the row-major C
+// (c[i*ldc+j]), or the columns of it that cols names (the tile at C's
+// right edge). kc >= 1; the caller checks the lengths and AVX-512F.
 //
 // Registers: AX a, BX b, CX the groups of four p left, DX the p left past
-// them, DI c, R8 ldc in bytes, R9 a row of C to prefetch; Z0-Z15 the tile
+// them, DI c, R8 ldc in bytes, R9 a row of C to prefetch, R10 cols; K1 K2
+// the columns of C to add to (cols's low and high byte); Z0-Z15 the tile
 // (row i in Z2i and Z2i+1), Z16 Z17 a row of b, Z18 alpha. The elements
 // of a are broadcast from memory by the multiply-adds themselves
 // (embedded broadcast, .BCST).
@@ -137,21 +139,27 @@ loop:
 	ADDQ       R8, R9
 
 // STOREROW adds alpha times the tile's row in lo and hi to the row of C
-// at DI and moves DI to the next row.
+// at DI, in the columns of the masks K1 (lo's 8) and K2 (hi's 8), and
+// moves DI to the next row. The columns outside the masks are neither
+// read nor written (AVX-512 suppresses masked-off memory accesses).
 #define STOREROW(lo, hi) \
-	VFMADD213PD (DI), Z18, lo;   \
-	VFMADD213PD 64(DI), Z18, hi; \
-	VMOVUPD     lo, (DI);        \
-	VMOVUPD     hi, 64(DI);      \
+	VFMADD213PD (DI), Z18, K1, lo;   \
+	VFMADD213PD 64(DI), Z18, K2, hi; \
+	VMOVUPD     lo, K1, (DI);        \
+	VMOVUPD     hi, K2, 64(DI);      \
 	ADDQ        R8, DI
 
-TEXT ·kernel8x16(SB), NOSPLIT, $0-96
+TEXT ·kernel8x16(SB), NOSPLIT, $0-104
 	MOVQ kc+0(FP), CX
 	MOVQ a_base+8(FP), AX
 	MOVQ b_base+32(FP), BX
 	MOVQ c_base+56(FP), DI
 	MOVQ ldc+80(FP), R8
 	SHLQ $3, R8
+	MOVQ cols+96(FP), R10
+	KMOVW R10, K1
+	SHRQ $8, R10
+	KMOVW R10, K2
 
 	// C's tile is needed only at the end: ask for it now.
 	MOVQ DI, R9
