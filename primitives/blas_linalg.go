@@ -40,7 +40,7 @@ func (b pureBLAS) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64,
 	}
 	if beta != 1 {
 		for i := range n {
-			scale(c[i*ldc+i:i*ldc+n], beta)
+			linalg.Scale(c[i*ldc+i:i*ldc+n], beta)
 		}
 	}
 	if k == 0 || alpha == 0 {
@@ -70,31 +70,11 @@ func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 		b.Float64.Dgemm(tA, tB, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
 		return
 	}
-	if beta != 1 {
-		for i := range m {
-			scale(c[i*ldc:i*ldc+n], beta)
-		}
-	}
-	if alpha == 0 {
-		return
-	}
 	threads := 1
 	if size >= parallelGemm {
 		threads = goruntime.GOMAXPROCS(0)
 	}
-	b.gemm.Gemm(m, n, k, alpha, a, lda, bm, ldb, c, ldc, threads)
-}
-
-// scale multiplies row by beta, setting it to zero when beta is 0 (NaNs
-// included), as the BLAS does with beta·C.
-func scale(row []float64, beta float64) {
-	if beta == 0 {
-		clear(row)
-		return
-	}
-	for j := range row {
-		row[j] *= beta
-	}
+	b.gemm.Gemm(m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc, threads)
 }
 
 // smallLAPACK is the LAPACK of a build (gonum's, or LAPACKE's) with the

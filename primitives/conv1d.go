@@ -182,7 +182,7 @@ func conv1dPages(ctx context.Context, e *Env, k uint64, x *Array, w Whole, g con
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	h := ann.Local().Halo
-	data := e.tile(h.Size())
+	data := e.tileToSet(h.Size()) // every element: pages h[0] x all steps x all filters
 	if err := conv1dLocal(ctx, e.rt, x.data, h[0].Len(), 0, g.steps, 0, g.outLen, w.Data, g, data); err != nil {
 		return nil, err
 	}
@@ -237,7 +237,13 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 	ann := derivedAnnotation(k, x)
 	ann.Tiling = t
 	o := ann.Local().Owned[0]
-	data := e.tile(ann.Local().Halo.Size())
+	// The product sets the owned rows, the whole tile where it has no
+	// halo beyond them (row tiling has none); a halo would stay zero.
+	n := ann.Local().Halo.Size()
+	data := e.tileToSet(n)
+	if n != o.Len()*g.out {
+		clear(data)
+	}
 	if err := conv1dLocal(ctx, e.rt, src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data); err != nil {
 		return nil, err
 	}
@@ -250,8 +256,8 @@ const conv1dMinRows = 4096
 // conv1dLocal computes output steps [t0, t1) of pages sequences held in
 // src: page b's input steps [first, first+held) are the rows of src from
 // b*held on, each of g.in channels. dst gets (pages, t1-t0, g.out)
-// row-major; it must be zero (fresh memory), as the products accumulate
-// into it (conv1dRows). The output rows (page, step) are cut into one part per
+// row-major, every element set (conv1dRows), whatever it held before.
+// The output rows (page, step) are cut into one part per
 // worker lane (GOMAXPROCS; parts of at least conv1dMinRows rows), each a
 // task (conv1dRows), so a single-threaded BLAS (the openblas build) still
 // uses every core of a locality.
@@ -289,10 +295,10 @@ const conv1dBlockRows = 256
 // conv1dRows computes the output rows [r0, r1) of conv1dLocal (row r is
 // output step t0 + r%(t1-t0) of page r/(t1-t0)), conv1dBlockRows at a
 // time: their im2col block, in one buffer allocated once, then one Gemm
-// into their part of dst. That part must be zero: the Gemm adds to it
-// (beta 1), which spares the BLAS its own pass zeroing C for beta 0 — 16%
-// of the openblas build's CPU time on Listing 2's convolution (perf), on
-// memory that Go has zeroed already.
+// setting their part of dst (beta 0), whatever it held: the caller need
+// not clear it. OpenBLAS clears C itself for beta 0 before adding to it
+// (the pass over memory the caller no longer makes), the pure build's
+// AVX-512 Gemm stores without reading C.
 func conv1dRows(src []float64, first, held, t0, t1 int, kernel []float64, g conv1dGeom, dst []float64, r0, r1 int) {
 	n := t1 - t0
 	if r1 <= r0 {
@@ -322,6 +328,6 @@ func conv1dRows(src []float64, first, held, t0, t1 int, kernel []float64, g conv
 		}
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
 			blas64.General{Rows: b1 - b0, Cols: kc, Stride: kc, Data: cols[:(b1-b0)*kc]},
-			w, 1, blas64.General{Rows: b1 - b0, Cols: g.out, Stride: g.out, Data: dst[b0*g.out : b1*g.out]})
+			w, 0, blas64.General{Rows: b1 - b0, Cols: g.out, Stride: g.out, Data: dst[b0*g.out : b1*g.out]})
 	}
 }

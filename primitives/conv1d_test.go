@@ -213,3 +213,59 @@ func TestConv1DParts(t *testing.T) {
 		})
 	}
 }
+
+// TestConv1DSetsReusedMemory: a convolution's result may take the memory
+// of an array released before it as that array left it
+// (Runtime.SharedFloat64sUncleared), so the convolution must set every
+// element, not add to it: 3-D and 2-D, with padding (taps outside the
+// input), more rows than one Gemm block, and filters that are no multiple
+// of the Gemm kernel's width.
+func TestConv1DSetsReusedMemory(t *testing.T) {
+	const pages, steps, in, k, out = 9, 70, 3, 5, 21
+	x3 := globalData([]int{pages, steps, in}, 31, -1, 1)
+	x2 := x3[:steps*in]
+	k1 := runtime.MakeReady(Whole{Shape: []int{k, in, out}, Data: globalData([]int{k, in, out}, 32, -1, 1)})
+	w2 := globalData([]int{k, in, out}, 33, -1, 1)
+	k2 := runtime.MakeReady(Whole{Shape: []int{k, in, out}, Data: w2})
+	runJob(t, 1, func(ctx context.Context, e *Env) error {
+		for _, c := range []struct {
+			what   string
+			shape  []int
+			kind   annotate.Kind
+			x      []float64
+			pages  int
+			padded Padding
+		}{
+			{"3-D", []int{pages, steps, in}, annotate.Page, x3, pages, PadSame},
+			{"2-D", []int{steps, in}, annotate.Row, x2, 1, PadCausal},
+		} {
+			xa, err := FromGlobal(e, c.shape, Tiled(c.kind), c.x)
+			if err != nil {
+				return err
+			}
+			for _, pad := range []Padding{PadValid, c.padded} {
+				what := fmt.Sprintf("%s, %s padding, into the memory of a released result", c.what, pad)
+				opts := Conv1DOptions{Padding: pad}
+				first, err := Conv1D(ctx, e, runtime.MakeReady(xa), k1, opts).Get(ctx)
+				if err != nil {
+					return err
+				}
+				old := &first.Local()[0]
+				first.Release()
+				y, err := Conv1D(ctx, e, runtime.MakeReady(xa), k2, opts).Get(ctx)
+				if err != nil {
+					return err
+				}
+				if &y.Local()[0] != old {
+					return fmt.Errorf("%s: the result did not take the released result's memory; the test tests nothing", what)
+				}
+				_, want := conv1dReference(c.x, c.pages, steps, in, w2, k, out, pad, 1, 1)
+				if err := checkTile(y, want, what); err != nil {
+					return err
+				}
+				y.Release()
+			}
+		}
+		return nil
+	})
+}

@@ -374,6 +374,11 @@ func (a *Array) unpin() {
 // handed back by reclaim when the array is dropped.
 func (e *Env) tile(n int) []float64 { return e.rt.SharedFloat64s(n) }
 
+// tileToSet is tile for a primitive that sets every element of the tile
+// before anything reads it: memory reused from a dropped array comes as it
+// was left (Runtime.SharedFloat64sUncleared).
+func (e *Env) tileToSet(n int) []float64 { return e.rt.SharedFloat64sUncleared(n) }
+
 // reclaim hands the tile of a dropped array back to e's runtime, once,
 // when a primitive made it.
 func (a *Array) reclaim(e *Env) {

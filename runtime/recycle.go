@@ -98,7 +98,8 @@ func (rt *Runtime) Float64s(n int) []float64 {
 }
 
 // uncleared is Float64s for memory its caller overwrites whole before
-// anyone reads it (a collective's result): recycled memory is not cleared.
+// anyone reads it (a collective's result, SharedFloat64sUncleared):
+// recycled memory is not cleared.
 func (rt *Runtime) uncleared(n int) []float64 {
 	if 8*n > parcel.SmallChunks {
 		if b := rt.recycle.take(n); b != nil {

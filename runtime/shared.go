@@ -126,9 +126,10 @@ func (s *sharedTiles) lendsTo(l uint32) bool {
 	return s.on && int(l) < len(s.mappers) && s.mappers[l]
 }
 
-// alloc returns an own segment of n float64s, zeroed, with the owner's
-// reference; nil when lending is off or the system has no segments.
-func (s *sharedTiles) alloc(n int) []float64 {
+// alloc returns an own segment of n float64s, with the owner's reference:
+// zeroed, or with zero false a reused segment as its last user left it;
+// nil when lending is off or the system has no segments.
+func (s *sharedTiles) alloc(n int, zero bool) []float64 {
 	s.mu.Lock()
 	if !s.on {
 		s.mu.Unlock()
@@ -137,7 +138,9 @@ func (s *sharedTiles) alloc(n int) []float64 {
 	seg := s.reusable(n)
 	s.mu.Unlock()
 	if seg != nil {
-		clear(seg.Data)
+		if zero {
+			clear(seg.Data)
+		}
 		return seg.Data
 	}
 	seg, err := shm.New(n)
@@ -354,9 +357,23 @@ func (s *sharedTiles) close() {
 // Array.Release hands them back.
 func (rt *Runtime) SharedFloat64s(n int) []float64 {
 	if 8*n >= hugepage.MinBytes {
-		if b := rt.shared.alloc(n); b != nil {
+		if b := rt.shared.alloc(n, true); b != nil {
 			return b
 		}
 	}
 	return rt.Float64s(n)
+}
+
+// SharedFloat64sUncleared is SharedFloat64s for a tile that its caller
+// overwrites whole before anything reads it: memory handed back with
+// Recycle is given out as it was left, not cleared first (fresh memory
+// is zero). A primitive whose kernel sets every element of its result
+// spares the pass over memory that clearing it would take.
+func (rt *Runtime) SharedFloat64sUncleared(n int) []float64 {
+	if 8*n >= hugepage.MinBytes {
+		if b := rt.shared.alloc(n, false); b != nil {
+			return b
+		}
+	}
+	return rt.uncleared(n)
 }

@@ -106,6 +106,35 @@ func TestChannelLendSharesMemory(t *testing.T) {
 	}
 }
 
+// TestSharedFloat64sUnclearedReusesAsLeft: SharedFloat64sUncleared hands
+// out a recycled tile as it was left, a shared segment or ordinary memory
+// alike, fresh memory zeroed; SharedFloat64s clears the same tile when it
+// is reused after that.
+func TestSharedFloat64sUnclearedReusesAsLeft(t *testing.T) {
+	_, job, _ := startSharing(t, 2, Config{})
+	rt := job.Localities[0]
+	for _, n := range []int{lendFloats, lendFloats / 4} { // a segment; ordinary memory (under 4 MiB)
+		v := rt.SharedFloat64sUncleared(n)
+		if len(v) != n || v[0] != 0 || v[n-1] != 0 {
+			t.Fatalf("%d float64s: a fresh tile has %d elements, first and last %v %v; want zeros", n, len(v), v[0], v[n-1])
+		}
+		v[0], v[n-1] = 3, 4
+		rt.Recycle(v)
+		u := rt.SharedFloat64sUncleared(n)
+		if !same(u, v) || u[0] != 3 || u[n-1] != 4 {
+			t.Fatalf("%d float64s: the recycled tile came back as %v (same memory: %v), want it as left (3 ... 4)", n, []float64{u[0], u[n-1]}, same(u, v))
+		}
+		rt.Recycle(u)
+		w := rt.SharedFloat64s(n)
+		if !same(w, v) || w[0] != 0 || w[n-1] != 0 {
+			t.Fatalf("%d float64s: SharedFloat64s gave back the tile with %v (same memory: %v), want it zeroed", n, []float64{w[0], w[n-1]}, same(w, v))
+		}
+	}
+	if c := rt.Counters(); c.BytesLent != 0 {
+		t.Fatalf("nothing was lent, yet %d bytes were counted", c.BytesLent)
+	}
+}
+
 // TestChannelLendCopiesWhatIsNotShared: Lend of ordinary memory, of part
 // of a tile, or to the lender's own site is Set: the receiver gets a copy.
 func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
@@ -198,7 +227,7 @@ func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
 	if s.on || s.lendsTo(1) {
 		t.Fatal("lending is on though no other locality mapped the probe")
 	}
-	if b := s.alloc(lendFloats); b != nil {
+	if b := s.alloc(lendFloats, true); b != nil {
 		t.Fatal("a segment was allocated with lending off")
 	}
 	if _, ok := s.lend(make([]float64, lendFloats)); ok {

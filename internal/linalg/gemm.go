@@ -5,17 +5,19 @@ import "sync"
 // gemmKernel is one of Gemm's micro-kernels with the blocking that suits
 // it. tile adds alpha times the packed mr x kc panel a (mr values per p,
 // p < kc) times the packed kc x nr panel b (nr values per p) to the
-// mr x nr tile of C at c[0] (c[i*ldc+j]); edge, where the kernel has one,
-// does the same on the first cols (< nr) columns of the tile alone, for
-// the tiles that C's right edge cuts (without it they go through a scratch
-// tile). gemm packs A mc rows by kc columns at a time, and B kc rows by nc
-// columns.
+// mr x nr tile of C at c[0] (c[i*ldc+j]). masked, where the kernel has
+// it, does the same on the first cols (1 to nr) columns of the tile alone,
+// not touching the others, and with set stores the product instead of
+// adding it, without reading C: Gemm then runs the tiles that C's right
+// edge cuts in place (other kernels go through a scratch tile), and
+// needs no pass clearing C for beta 0. Gemm packs A mc rows by kc columns
+// at a time, and B kc rows by nc columns.
 type gemmKernel struct {
 	name       string
 	mr, nr     int
 	kc, mc, nc int
 	tile       func(kc int, a, b, c []float64, ldc int, alpha float64)
-	edge       func(kc int, a, b, c []float64, ldc int, alpha float64, cols int)
+	masked     func(kc int, a, b, c []float64, ldc int, alpha float64, cols int, set bool)
 }
 
 // Gemmer computes matrix products (Gemm) with the fastest micro-kernel
@@ -43,16 +45,29 @@ func NewGemmer() *Gemmer {
 // "AVX2".
 func (g *Gemmer) Kernel() string { return g.ker.name }
 
-// Gemm adds alpha·A·B to C, A being m x k (stride lda), B k x n (stride
-// ldb) and C m x n (stride ldc), all row-major (the caller checks the
-// shapes and scales C by its beta first). It packs B kc rows by nc
-// columns at a time and A in blocks of mc rows, as GotoBLAS does, and
-// splits C's rows over up to threads goroutines.
-func (g *Gemmer) Gemm(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, threads int) {
-	if m == 0 || n == 0 || k == 0 {
+// Gemm sets C = alpha·A·B + beta·C, A being m x k (stride lda), B k x n
+// (stride ldb) and C m x n (stride ldc), all row-major (the caller checks
+// the shapes). With beta 0, C is set as the BLAS sets it: its old values
+// (NaNs included) do not count, and with a masked kernel they are not
+// even read. It packs B kc rows by nc columns at a time and A in blocks of
+// mc rows, as GotoBLAS does, and splits C's rows over up to threads
+// goroutines.
+func (g *Gemmer) Gemm(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int, threads int) {
+	if m == 0 || n == 0 {
 		return
 	}
 	ker := g.ker
+	// The first block of k sets C where the kernel can; otherwise C is
+	// scaled by beta first and every block adds to it.
+	set := beta == 0 && ker.masked != nil && k > 0 && alpha != 0
+	if beta != 1 && !set {
+		for i := range m {
+			Scale(c[i*ldc:i*ldc+n], beta)
+		}
+	}
+	if k == 0 || alpha == 0 {
+		return
+	}
 	mr, nr := ker.mr, ker.nr
 	kc, nc := min(k, ker.kc), min(n, ker.nc)
 	// Each worker takes a share of C's rows, a multiple of mr.
@@ -78,7 +93,7 @@ func (g *Gemmer) Gemm(m, n, k int, alpha float64, a []float64, lda int, b []floa
 				for i0 := r0; i0 < r1; i0 += mc {
 					im := min(mc, r1-i0)
 					packA(aps[w], a[i0*lda+p0:], lda, im, pk, mr)
-					macroKernel(ker, im, jn, pk, alpha, aps[w], bp, c[i0*ldc+j0:], ldc)
+					macroKernel(ker, im, jn, pk, alpha, aps[w], bp, c[i0*ldc+j0:], ldc, set && p0 == 0)
 				}
 			}
 			if threads == 1 {
@@ -102,6 +117,18 @@ func (g *Gemmer) Gemm(m, n, k int, alpha float64, a []float64, lda int, b []floa
 			}
 			done.Wait()
 		}
+	}
+}
+
+// Scale multiplies row by beta, setting it to zero when beta is 0 (NaNs
+// included), as the BLAS does with beta·C.
+func Scale(row []float64, beta float64) {
+	if beta == 0 {
+		clear(row)
+		return
+	}
+	for j := range row {
+		row[j] *= beta
 	}
 }
 
@@ -160,11 +187,11 @@ func packA(ap, a []float64, lda, im, pk, mr int) {
 }
 
 // macroKernel adds alpha times the packed im x pk block of A (ap) times
-// the packed pk x n block of B (bp) to the im x n block of C at c: ker's
-// tile on every mr x nr tile, its edge on those that C's right edge cuts,
-// and a scratch tile where C's bottom edge cuts it (or the right edge, for
-// a kernel without edge).
-func macroKernel(ker gemmKernel, im, n, pk int, alpha float64, ap, bp, c []float64, ldc int) {
+// the packed pk x n block of B (bp) to the im x n block of C at c, or with
+// set (only for a kernel with masked) stores it there: ker's masked (or
+// tile) on every tile of mr rows, and a scratch tile where C's bottom edge
+// cuts it (or the right edge, for a kernel without masked).
+func macroKernel(ker gemmKernel, im, n, pk int, alpha float64, ap, bp, c []float64, ldc int, set bool) {
 	mr, nr := ker.mr, ker.nr
 	var t []float64
 	for jb := range (n + nr - 1) / nr {
@@ -174,12 +201,12 @@ func macroKernel(ker gemmKernel, im, n, pk int, alpha float64, ap, bp, c []float
 		for i0 := 0; i0 < im; i0 += mr {
 			in := min(mr, im-i0)
 			apanel := ap[i0*pk:][:pk*mr]
-			if in == mr && jn == nr {
-				ker.tile(pk, apanel, bpanel, c[i0*ldc+j0:][:(mr-1)*ldc+nr], ldc, alpha)
+			if in == mr && ker.masked != nil {
+				ker.masked(pk, apanel, bpanel, c[i0*ldc+j0:][:(mr-1)*ldc+jn], ldc, alpha, jn, set)
 				continue
 			}
-			if in == mr && ker.edge != nil {
-				ker.edge(pk, apanel, bpanel, c[i0*ldc+j0:][:(mr-1)*ldc+jn], ldc, alpha, jn)
+			if in == mr && jn == nr {
+				ker.tile(pk, apanel, bpanel, c[i0*ldc+j0:][:(mr-1)*ldc+nr], ldc, alpha)
 				continue
 			}
 			if t == nil {
@@ -189,6 +216,10 @@ func macroKernel(ker gemmKernel, im, n, pk int, alpha float64, ap, bp, c []float
 			ker.tile(pk, apanel, bpanel, t, nr, alpha)
 			for i := range in {
 				dst := c[(i0+i)*ldc+j0:][:jn]
+				if set {
+					copy(dst, t[i*nr:])
+					continue
+				}
 				for j := range dst {
 					dst[j] += t[i*nr+j]
 				}

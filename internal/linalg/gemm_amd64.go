@@ -15,8 +15,12 @@ func gemmKernels() []gemmKernel {
 			tile: func(kc int, a, b, c []float64, ldc int, alpha float64) {
 				kernel8x16(kc, a, b, c, ldc, alpha, 1<<16-1)
 			},
-			edge: func(kc int, a, b, c []float64, ldc int, alpha float64, cols int) {
-				kernel8x16(kc, a, b, c, ldc, alpha, 1<<cols-1)
+			masked: func(kc int, a, b, c []float64, ldc int, alpha float64, cols int, set bool) {
+				m := uint64(1)<<cols - 1
+				if set {
+					m |= 1 << 16
+				}
+				kernel8x16(kc, a, b, c, ldc, alpha, m)
 			}})
 	}
 	if HaveFMA() {
@@ -27,10 +31,11 @@ func gemmKernels() []gemmKernel {
 
 // kernel8x16 adds alpha times the packed 8 x kc panel a times the packed
 // kc x 16 panel b to the 8 x 16 tile of C at c[0] (c[i*ldc+j]), in the
-// columns j whose bit is set in cols, in AVX-512F instructions
-// (gemm_amd64.s); the other columns of C are not touched, so c need reach
-// only the last of them in the last row. kc >= 1; the caller checks the
-// lengths and AVX-512F.
+// columns j whose bit is set in cols's low 16 bits, in AVX-512F
+// instructions (gemm_amd64.s); the other columns of C are not touched, so
+// c need reach only the last of them in the last row. With bit 16 of cols
+// set it stores the product instead, without reading C. kc >= 1; the
+// caller checks the lengths and AVX-512F.
 //
 //go:noescape
 func kernel8x16(kc int, a, b, c []float64, ldc int, alpha float64, cols uint64)

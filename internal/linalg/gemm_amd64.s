@@ -99,7 +99,8 @@ loop:
 // packed 8 x kc panel of A (8 values per p) and a packed kc x 16 panel of
 // B (16 values per p), into an 8 x 16 tile of the row-major C
 // (c[i*ldc+j]), or the columns of it that cols names (the tile at C's
-// right edge). kc >= 1; the caller checks the lengths and AVX-512F.
+// right edge). With bit 16 of cols set, C[i][j] = instead of +=, C not
+// read. kc >= 1; the caller checks the lengths and AVX-512F.
 //
 // Registers: AX a, BX b, CX the groups of four p left, DX the p left past
 // them, DI c, R8 ldc in bytes, R9 a row of C to prefetch, R10 cols; K1 K2
@@ -149,6 +150,16 @@ loop:
 	VMOVUPD     hi, K2, 64(DI);      \
 	ADDQ        R8, DI
 
+// SETROW stores alpha times the tile's row in lo and hi into the row of C
+// at DI, in the columns of the masks K1 and K2, without reading C, and
+// moves DI to the next row.
+#define SETROW(lo, hi) \
+	VMULPD  Z18, lo, lo;     \
+	VMULPD  Z18, hi, hi;     \
+	VMOVUPD lo, K1, (DI);    \
+	VMOVUPD hi, K2, 64(DI);  \
+	ADDQ    R8, DI
+
 TEXT ·kernel8x16(SB), NOSPLIT, $0-104
 	MOVQ kc+0(FP), CX
 	MOVQ a_base+8(FP), AX
@@ -158,8 +169,9 @@ TEXT ·kernel8x16(SB), NOSPLIT, $0-104
 	SHLQ $3, R8
 	MOVQ cols+96(FP), R10
 	KMOVW R10, K1
-	SHRQ $8, R10
-	KMOVW R10, K2
+	MOVQ R10, R11
+	SHRQ $8, R11
+	KMOVW R11, K2
 
 	// C's tile is needed only at the end: ask for it now.
 	MOVQ DI, R9
@@ -217,6 +229,8 @@ loop1:
 
 store:
 	VBROADCASTSD alpha+88(FP), Z18
+	BTQ $16, R10
+	JCS set
 	STOREROW(Z0, Z1)
 	STOREROW(Z2, Z3)
 	STOREROW(Z4, Z5)
@@ -225,5 +239,17 @@ store:
 	STOREROW(Z10, Z11)
 	STOREROW(Z12, Z13)
 	STOREROW(Z14, Z15)
+	VZEROUPPER
+	RET
+
+set:
+	SETROW(Z0, Z1)
+	SETROW(Z2, Z3)
+	SETROW(Z4, Z5)
+	SETROW(Z6, Z7)
+	SETROW(Z8, Z9)
+	SETROW(Z10, Z11)
+	SETROW(Z12, Z13)
+	SETROW(Z14, Z15)
 	VZEROUPPER
 	RET

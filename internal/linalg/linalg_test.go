@@ -116,10 +116,11 @@ func BenchmarkSyrkUpper(b *testing.B) {
 }
 
 // TestGemmMatchesGonum: every micro-kernel this CPU runs (gemmKernels:
-// AVX-512, AVX2 and FMA) adds alpha·A·B to C as gonum's Dgemm does,
-// on every element of C with its padding, for shapes on either side of
-// the kernel's tile (mr x nr) and blocking (kc, mc, nc), with and without
-// padded strides, on 1 and 3 goroutines.
+// AVX-512, AVX2 and FMA) sets C = alpha·A·B + beta·C as gonum's Dgemm
+// does, on every element of C with its padding, for shapes on either side
+// of the kernel's tile (mr x nr) and blocking (kc, mc, nc), with and
+// without padded strides, on 1 and 3 goroutines, for beta 1, 0 (C full of
+// NaNs, which must not show) and another.
 func TestGemmMatchesGonum(t *testing.T) {
 	if len(gemmKernels()) == 0 {
 		t.Skip("this CPU runs none of Gemm's kernels (AVX-512, AVX2 and FMA): NewGemmer returns nil, and Gemm is not used")
@@ -142,16 +143,27 @@ func TestGemmMatchesGonum(t *testing.T) {
 		for _, sh := range shapes {
 			for _, pad := range []int{0, 3} {
 				for _, threads := range []int{1, 3} {
-					m, n, k := sh[0], sh[1], sh[2]
-					lda, ldb, ldc := k+pad, n+2*pad, n+pad
-					a, b, c := random(rng, m*lda), random(rng, k*ldb), random(rng, m*ldc)
-					alpha := 1.5 - float64(pad)
-					want := append([]float64(nil), c...)
-					gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, 1, want, ldc)
-					g.Gemm(m, n, k, alpha, a, lda, b, ldb, c, ldc, threads)
-					for i := range c {
-						if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i]))*float64(k) {
-							t.Fatalf("%s, %dx%dx%d, pad %d, on %d goroutines: C[%d, %d] = %v, gonum's Dgemm gives %v", ker.name, m, n, k, pad, threads, i/ldc, i%ldc, c[i], want[i])
+					for _, beta := range []float64{1, 0, -0.5} {
+						m, n, k := sh[0], sh[1], sh[2]
+						lda, ldb, ldc := k+pad, n+2*pad, n+pad
+						a, b, c := random(rng, m*lda), random(rng, k*ldb), random(rng, m*ldc)
+						alpha := 1.5 - float64(pad)
+						want := append([]float64(nil), c...)
+						gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+						if beta == 0 {
+							// C's old values do not count with beta 0: NaNs
+							// in C (not in its padding) must not show.
+							for i := range m {
+								for j := range n {
+									c[i*ldc+j] = math.NaN()
+								}
+							}
+						}
+						g.Gemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads)
+						for i := range c {
+							if !(math.Abs(c[i]-want[i]) <= 1e-12*(1+math.Abs(want[i]))*float64(k)) {
+								t.Fatalf("%s, %dx%dx%d, beta %v, pad %d, on %d goroutines: C[%d, %d] = %v, gonum's Dgemm gives %v", ker.name, m, n, k, beta, pad, threads, i/ldc, i%ldc, c[i], want[i])
+							}
 						}
 					}
 				}
@@ -190,7 +202,7 @@ func BenchmarkGemm(b *testing.B) {
 			for _, threads := range []int{1, 2} {
 				b.Run(fmt.Sprintf("n=%d/%s/goroutines=%d", n, ker.name, threads), func(b *testing.B) {
 					for b.Loop() {
-						g.Gemm(n, n, n, 1, x, n, y, n, z, n, threads)
+						g.Gemm(n, n, n, 1, x, n, y, n, 1, z, n, threads)
 					}
 					b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})
