@@ -355,25 +355,25 @@ func (s *sharedTiles) close() {
 // it: a segment is not collected, and one never handed back stays mapped
 // until the process ends. Primitives allocate their arrays' tiles here;
 // Array.Release hands them back.
-func (rt *Runtime) SharedFloat64s(n int) []float64 {
-	if 8*n >= hugepage.MinBytes {
-		if b := rt.shared.alloc(n, true); b != nil {
-			return b
-		}
-	}
-	return rt.Float64s(n)
-}
+func (rt *Runtime) SharedFloat64s(n int) []float64 { return rt.sharedFloat64s(n, true) }
 
 // SharedFloat64sUncleared is SharedFloat64s for a tile that its caller
 // overwrites whole before anything reads it: memory handed back with
 // Recycle is given out as it was left, not cleared first (fresh memory
 // is zero). A primitive whose kernel sets every element of its result
 // spares the pass over memory that clearing it would take.
-func (rt *Runtime) SharedFloat64sUncleared(n int) []float64 {
+func (rt *Runtime) SharedFloat64sUncleared(n int) []float64 { return rt.sharedFloat64s(n, false) }
+
+// sharedFloat64s is SharedFloat64s, or with zero false
+// SharedFloat64sUncleared.
+func (rt *Runtime) sharedFloat64s(n int, zero bool) []float64 {
 	if 8*n >= hugepage.MinBytes {
-		if b := rt.shared.alloc(n, false); b != nil {
+		if b := rt.shared.alloc(n, zero); b != nil {
 			return b
 		}
+	}
+	if zero {
+		return rt.Float64s(n)
 	}
 	return rt.uncleared(n)
 }

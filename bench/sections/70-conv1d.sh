@@ -96,11 +96,13 @@ multiply-adds (0.85 GFLOP) and 113.6 MB of output per convolution.
 \`primitives.Conv1D\` multiplies each locality's im2col matrix (its pages x
 71 rows, 30 columns) by the kernel as a 30 x 100 matrix with
 \`blas64.Gemm\` (OpenBLAS, or the pure build's own Dgemm), in blocks of 256 rows spread over the locality's cores,
-adding into the new result array, which Go hands out zeroed (beta 1:
-setting it, beta 0, made OpenBLAS zero it a second time, 16% of the CPU);
+setting the result array (beta 0), whose memory is that of a released
+array as it was left (no pass clearing it; OpenBLAS clears each block of
+C just before it writes it, the pure build's Gemm stores without reading);
 page tiling needs no communication. The baseline,
 \`bench/conv1d_numpy.py\`, does the same in NumPy with the im2col and output
-buffers allocated once (Tessera allocates a new result array every call),
+buffers allocated once (Tessera makes a new result array every call, in
+the memory of the one the program released),
 with \`OPENBLAS_NUM_THREADS=1\` and \`=2\`, the faster taken.${blas_kernels:+
 $blas_kernels} The input and
 kernel are \`primitives.Random\`'s values (seeds 1 and 2), which the NumPy
