@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -200,7 +201,9 @@ func TestExpandHostlistHugeIsCheap(t *testing.T) {
 
 // TestExpandHostlistMatchesScontrol compares ExpandHostlist with
 // `scontrol show hostnames` for every valid table case slurm understands.
-// scripts/slurm-local.sh sets up a slurm installation this test can use.
+// scripts/slurm-local.sh installs the slurm this test uses; the test
+// points scontrol at a slurm.conf of its own, so the machine's (if any)
+// is neither needed nor read.
 func TestExpandHostlistMatchesScontrol(t *testing.T) {
 	// Skips loudly where slurm is missing; under CI=true it must be there
 	// (make test installs it as root), so a skip would hide a failure.
@@ -213,14 +216,20 @@ func TestExpandHostlistMatchesScontrol(t *testing.T) {
 		skip("SKIPPING slurm comparison: scontrol is not on PATH " +
 			"(install slurm as root with scripts/slurm-local.sh install STATE_DIR, as make test does)")
 	}
+	conf := filepath.Join(t.TempDir(), "slurm.conf")
+	if err := os.WriteFile(conf, []byte("ClusterName=probe\nSlurmctldHost=localhost\nNodeName=localhost CPUs=1\nPartitionName=p Nodes=localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	scontrol := func(list string) ([]string, string, error) {
 		var stdout, stderr bytes.Buffer
 		cmd := exec.Command(path, "show", "hostnames", list)
+		cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
 		return strings.Fields(stdout.String()), strings.TrimSpace(stderr.String()), err
 	}
-	// scontrol needs a readable slurm.conf even for this offline command.
+	// scontrol needs a readable slurm.conf even for this offline command:
+	// it reads the one written above.
 	if got, stderr, err := scontrol("probe[1-2]"); err != nil ||
 		!reflect.DeepEqual(got, []string{"probe1", "probe2"}) {
 		skip("SKIPPING slurm comparison: %s show hostnames does not work here (err=%v, stdout=%q): %s",

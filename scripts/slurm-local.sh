@@ -6,20 +6,22 @@
 #   scripts/slurm-local.sh start   STATE_DIR
 #   scripts/slurm-local.sh stop    STATE_DIR
 #
-# install installs slurm-wlm and munge if needed and writes
-#        /etc/slurm/slurm.conf if there is none, without starting anything:
-#        enough for `scontrol show hostnames`.
-# start  installs slurm-wlm and munge if needed (Debian/Ubuntu, root only),
-#        starts munged, writes /etc/slurm/slurm.conf with all state, spool,
-#        pid and log files inside STATE_DIR, (re)starts slurmctld and slurmd
-#        and waits until the node is idle. It is idempotent: running it twice
-#        restarts the daemons. Prints "slurm ready" on success.
+# install installs slurm-wlm and munge if needed (Debian/Ubuntu, root
+#        only), without configuring or starting anything.
+# start  installs them if needed and starts a private cluster that lives
+#        entirely in STATE_DIR: its own munged (key, socket, pid, log),
+#        its own STATE_DIR/slurm.conf on ports of its own, and slurmctld and
+#        slurmd with all state, spool, pid and log files there. It waits
+#        until the node is idle and prints "slurm ready". Clients reach it
+#        with SLURM_CONF=STATE_DIR/slurm.conf. Running it twice restarts the
+#        private daemons.
 # stop   stops the daemons recorded in STATE_DIR's pid files.
+#
+# Nothing outside STATE_DIR is written, and no daemon it did not start is
+# stopped: a site's own slurm and munge go on as they were.
 #
 # Exit codes: 0 ok, 1 failure, 2 usage error, 3 not root.
 set -euo pipefail
-
-CONF=/etc/slurm/slurm.conf
 READY_TIMEOUT=60
 STOP_TIMEOUT=30
 
@@ -40,40 +42,36 @@ tail_file() {
 	fi
 }
 
-# pid_alive PID: PID is running and is a slurm daemon (guards against reuse).
-# Zombies count as gone: in containers PID 1 may be slow to reap them.
+# pid_alive PID NAME...: PID is running, is one of NAMEs (guards against
+# reuse) and is not a zombie (in containers PID 1 may be slow to reap).
 pid_alive() {
 	local pid=$1 comm stat
+	shift
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
 	comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
-	[[ $comm == slurmctld || $comm == slurmd ]] || return 1
+	[[ " $* " == *" $comm "* ]] || return 1
 	stat=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null) || return 1
 	[[ ${stat%% *} != Z ]]
 }
 
-# live_procs NAME...: "pid name" of live (non-zombie) processes named NAME.
-live_procs() {
-	ps -e -o pid=,stat=,comm= | awk -v names=" $* " \
-		'$2 !~ /^Z/ && index(names, " " $3 " ") { print $1, $3 }'
-}
-
-# stop_pidfile FILE: terminate the slurm daemon named in FILE and wait.
+# stop_pidfile FILE NAME: terminate the daemon NAME whose pid FILE holds,
+# and wait for it.
 stop_pidfile() {
-	local f=$1 pid i
+	local f=$1 name=$2 pid i
 	[[ -f $f ]] || return 0
 	pid=$(tr -d '[:space:]' <"$f" 2>/dev/null || true)
-	if pid_alive "$pid"; then
-		log "stopping $(cat "/proc/$pid/comm" 2>/dev/null || echo daemon) (pid $pid, from $f)"
+	if pid_alive "$pid" "$name"; then
+		log "stopping $name (pid $pid, from $f)"
 		kill -TERM "$pid" 2>/dev/null || true
 		for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-			pid_alive "$pid" || break
+			pid_alive "$pid" "$name" || break
 			sleep 0.1
 		done
-		if pid_alive "$pid"; then
+		if pid_alive "$pid" "$name"; then
 			log "pid $pid did not exit after ${STOP_TIMEOUT}s; sending SIGKILL"
 			kill -KILL "$pid" 2>/dev/null || true
 			for ((i = 0; i < 50; i++)); do
-				pid_alive "$pid" || break
+				pid_alive "$pid" "$name" || break
 				sleep 0.1
 			done
 		fi
@@ -81,16 +79,11 @@ stop_pidfile() {
 	rm -f "$f"
 }
 
-# conf_value KEY: value of KEY in the current slurm.conf, if any.
-conf_value() {
-	[[ -f $CONF ]] || return 0
-	sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p" "$CONF" | tail -n 1
-}
-
 stop_daemons() {
 	local state=$1
-	stop_pidfile "$state/slurmd.pid"
-	stop_pidfile "$state/slurmctld.pid"
+	stop_pidfile "$state/slurmd.pid" slurmd
+	stop_pidfile "$state/slurmctld.pid" slurmctld
+	stop_pidfile "$state/munge/munged.pid" munged
 }
 
 install_slurm() {
@@ -114,49 +107,49 @@ install_slurm() {
 	hash -r
 }
 
+# start_munge STATE: a munged of this cluster's own, with its key, socket,
+# pid, log and seed files in STATE/munge.
 start_munge() {
-	if [[ ! -f /etc/munge/munge.key ]]; then
-		log "creating munge key"
-		mungekey -c
-	fi
-	if id munge >/dev/null 2>&1; then
-		chown munge:munge /etc/munge/munge.key
-		chmod 0400 /etc/munge/munge.key
-	fi
-	mkdir -p /run/munge
-	if id munge >/dev/null 2>&1; then
-		chown munge:munge /run/munge
-	fi
-	if [[ -z $(live_procs munged) ]]; then
-		log "starting munged"
-		if id munge >/dev/null 2>&1 && command -v runuser >/dev/null 2>&1; then
-			runuser -u munge -- munged --force
-		else
-			munged --force
-		fi
-	fi
-	local i
+	local m=$1/munge i
+	mkdir -p "$m"
+	chmod 0700 "$m"
+	[[ -f $m/munge.key ]] || mungekey -c -k "$m/munge.key"
+	log "starting munged (socket $m/munge.socket)"
+	munged --force --key-file="$m/munge.key" --socket="$m/munge.socket" \
+		--pid-file="$m/munged.pid" --log-file="$m/munged.log" --seed-file="$m/munged.seed"
 	for ((i = 0; i < 50; i++)); do
-		if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+		if munge -S "$m/munge.socket" -n 2>/dev/null | unmunge -S "$m/munge.socket" >/dev/null 2>&1; then
 			return 0
 		fi
 		sleep 0.1
 	done
-	log "munge does not work (munge -n | unmunge failed)"
-	munge -n | unmunge >&2 || true
+	log "munge does not work (munge -n | unmunge on $m/munge.socket failed)"
+	tail_file "$m/munged.log"
 	exit 1
 }
 
+# free_ports N: N TCP ports on this machine that nothing listens on.
+free_ports() {
+	python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
+
 write_conf() {
-	local state=$1 hn=$2 cpus=$3 tmp
-	mkdir -p "$(dirname "$CONF")"
-	tmp=$(mktemp "$CONF.XXXXXX")
-	cat >"$tmp" <<EOF
-ClusterName=local
+	local state=$1 hn=$2 cpus=$3 ctld=$4 slurmd=$5
+	cat >"$state/slurm.conf.tmp" <<CONF
+ClusterName=tessera
 SlurmctldHost=$hn
+SlurmctldPort=$ctld
+SlurmdPort=$slurmd
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$state/munge/munge.socket
 StateSaveLocation=$state/state
 SlurmdSpoolDir=$state/spool
 SlurmctldPidFile=$state/slurmctld.pid
@@ -172,9 +165,9 @@ ReturnToService=2
 MpiDefault=none
 NodeName=$hn CPUs=$cpus State=UNKNOWN
 PartitionName=debug Nodes=$hn Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
-EOF
-	chmod 0644 "$tmp"
-	mv -f "$tmp" "$CONF"
+CONF
+	chmod 0644 "$state/slurm.conf.tmp"
+	mv -f "$state/slurm.conf.tmp" "$state/slurm.conf"
 }
 
 # wait_ready STATE HOST SINCE: wait until HOST is idle and its slurmd has
@@ -212,27 +205,17 @@ wait_ready() {
 }
 
 cmd_start() {
-	local state=$1 hn cpus old since
+	local state=$1 hn cpus since ports
 	if [[ $(id -u) -ne 0 ]]; then
-		echo "slurm-local: start needs root (installs packages, writes $CONF, runs slurmd as root)" >&2
+		echo "slurm-local: start needs root (may install packages; runs slurmd as root)" >&2
 		exit 3
 	fi
 	mkdir -p "$state"
 	state=$(cd "$state" && pwd -P)
 
 	install_slurm "$state"
-	start_munge
-
-	# Stop daemons from a previous start, whichever state dir it used.
-	for old in "$(conf_value SlurmdPidFile)" "$(conf_value SlurmctldPidFile)"; do
-		[[ -n $old ]] && stop_pidfile "$old"
-	done
 	stop_daemons "$state"
-	if [[ -n $(live_procs slurmctld slurmd) ]]; then
-		log "slurmctld/slurmd running without a known pid file; stop them first:"
-		live_procs slurmctld slurmd >&2
-		exit 1
-	fi
+	start_munge "$state"
 
 	hn=$(hostname -s)
 	cpus=$(slurmd -C 2>/dev/null | grep -o 'CPUs=[0-9]*' | head -n 1 | cut -d= -f2 || true)
@@ -241,18 +224,20 @@ cmd_start() {
 		slurmd -C >&2 || true
 		exit 1
 	fi
+	read -r -a ports <<<"$(free_ports 2)"
 
 	mkdir -p "$state/state" "$state/spool"
-	write_conf "$state" "$hn" "$cpus"
+	write_conf "$state" "$hn" "$cpus" "${ports[0]}" "${ports[1]}"
+	export SLURM_CONF=$state/slurm.conf
 
-	log "starting slurmctld and slurmd on $hn ($cpus CPUs), state in $state"
+	log "starting slurmctld (port ${ports[0]}) and slurmd (port ${ports[1]}) on $hn ($cpus CPUs), all state in $state"
 	since=$(date +%Y-%m-%dT%H:%M:%S)
-	if ! slurmctld; then
+	if ! slurmctld -f "$SLURM_CONF"; then
 		log "slurmctld failed to start"
 		tail_file "$state/slurmctld.log"
 		exit 1
 	fi
-	if ! slurmd; then
+	if ! slurmd -f "$SLURM_CONF"; then
 		log "slurmd failed to start"
 		tail_file "$state/slurmd.log"
 		exit 1
@@ -261,18 +246,14 @@ cmd_start() {
 }
 
 cmd_install() {
-	local state=$1 cpus
+	local state=$1
 	if [[ $(id -u) -ne 0 ]]; then
-		echo "slurm-local: install needs root (installs packages, writes $CONF)" >&2
+		echo "slurm-local: install needs root (installs packages)" >&2
 		exit 3
 	fi
 	mkdir -p "$state"
 	state=$(cd "$state" && pwd -P)
 	install_slurm "$state"
-	if [[ ! -f $CONF ]]; then
-		cpus=$(slurmd -C 2>/dev/null | grep -o 'CPUs=[0-9]*' | head -n 1 | cut -d= -f2 || true)
-		write_conf "$state" "$(hostname -s)" "${cpus:-1}"
-	fi
 	echo "slurm installed"
 }
 

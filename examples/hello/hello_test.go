@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -61,8 +65,10 @@ func TestHelloUnderTesseraRun(t *testing.T) {
 
 // TestHelloUnderSlurm runs the program with a real slurm: srun -n 4 on a
 // one-node cluster that scripts/slurm-local.sh installs (as root) and
-// starts. Where that is impossible it skips with the reason, except under
-// CI=true, where it fails.
+// starts in a private directory. Where that is impossible it skips with
+// the reason, except under CI=true, where it fails. The machine's own
+// slurm is left as it was: its configuration file is unchanged (or still
+// absent) and every slurm and munge daemon that ran before still runs.
 func TestHelloUnderSlurm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the slurm test starts daemons")
@@ -79,6 +85,12 @@ func TestHelloUnderSlurm(t *testing.T) {
 		skip("not root, so scripts/slurm-local.sh cannot install and start slurm")
 	}
 	_, hello := build(t)
+	before := machineSlurm(t)
+	defer func() {
+		if after := machineSlurm(t); after != before {
+			t.Errorf("the machine's slurm changed:\nbefore: %s\nafter:  %s", before, after)
+		}
+	}()
 	state := t.TempDir()
 	script, _ := filepath.Abs("../../scripts/slurm-local.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -90,11 +102,19 @@ func TestHelloUnderSlurm(t *testing.T) {
 		}
 		skipOrFail("starting slurm: %v\n%s", err, out)
 	}
-	defer exec.Command("bash", script, "stop", state).Run()
+	defer func() {
+		if out, err := exec.Command("bash", script, "stop", state).CombinedOutput(); err != nil {
+			t.Errorf("stopping the test's slurm: %v\n%s", err, out)
+		}
+	}()
+	if _, err := os.Stat(filepath.Join(state, "slurm.conf")); err != nil {
+		t.Fatalf("slurm-local.sh start wrote no slurm.conf in its state directory: %v", err)
+	}
 
 	secret := filepath.Join(state, "secret")
+	env := append(os.Environ(), "SLURM_CONF="+filepath.Join(state, "slurm.conf"), "TESSERA_SECRET_FILE="+secret)
 	cmd := exec.CommandContext(ctx, "srun", "-n", "4", "--overcommit", "--time=5", hello)
-	cmd.Env = append(os.Environ(), "TESSERA_SECRET_FILE="+secret)
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("srun -n 4 hello: %v\n%s", err, out)
@@ -116,7 +136,7 @@ func TestHelloUnderSlurm(t *testing.T) {
 	alsArgs := []string{"--synthetic", "400,300,0.05", "--factors", "8", "--iterations", "3", "--seed", "11"}
 	dir := t.TempDir()
 	cmd = exec.CommandContext(ctx, "srun", append([]string{"-n", "4", "--overcommit", "--time=5", als}, append(alsArgs, "--output", dir+"/srun")...)...)
-	cmd.Env = append(os.Environ(), "TESSERA_SECRET_FILE="+secret)
+	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("srun -n 4 als: %v\n%s", err, out)
 	}
@@ -133,4 +153,40 @@ func TestHelloUnderSlurm(t *testing.T) {
 			t.Errorf("%s under srun differs from %s under tessera run", f, f)
 		}
 	}
+}
+
+// machineSlurm describes the machine's own slurm as a test must leave it:
+// the checksum of /etc/slurm/slurm.conf (or its absence) and the slurm and
+// munge daemons running now, by pid.
+func machineSlurm(t *testing.T) string {
+	t.Helper()
+	conf := "/etc/slurm/slurm.conf: absent"
+	if b, err := os.ReadFile("/etc/slurm/slurm.conf"); err == nil {
+		conf = fmt.Sprintf("/etc/slurm/slurm.conf: sha256 %x", sha256.Sum256(b))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		conf = "/etc/slurm/slurm.conf: " + err.Error()
+	}
+	var daemons []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ...
+		s := string(b)
+		open, shut := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || shut < open || len(s) < shut+3 {
+			continue
+		}
+		comm, state := s[open+1:shut], s[shut+2]
+		switch comm {
+		case "slurmctld", "slurmd", "munged":
+			if state != 'Z' {
+				daemons = append(daemons, strings.TrimSpace(s[:open])+" "+comm)
+			}
+		}
+	}
+	sort.Strings(daemons)
+	return conf + "; daemons: [" + strings.Join(daemons, ", ") + "]"
 }
