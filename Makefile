@@ -12,7 +12,9 @@ RACE_PKGS := ./parcel/ ./runtime/ ./agas/ ./trace/ ./primitives/ ./cmd/tessera/
 # finds openblas and lapacke), the commands are built with -tags openblas,
 # and `make test` runs the primitives' tests a second time with the tag.
 HAVE_OPENBLAS = pkg-config --exists openblas lapacke 2>/dev/null
-BLAS_TAGS := $(shell $(HAVE_OPENBLAS) && echo -tags openblas)
+# Expanded when a recipe runs, so a build after test-deps sees the OpenBLAS
+# that test-deps installed.
+BLAS_TAGS = $(shell $(HAVE_OPENBLAS) && echo -tags openblas)
 
 build:
 	$(GO) build $(BLAS_TAGS) -o $(BIN)/ ./cmd/tessera ./examples/...
@@ -31,7 +33,8 @@ test-deps:
 	@if [ "$$(id -u)" = 0 ]; then bash scripts/test-deps.sh; \
 	 else echo "test-deps: not root, so slurm is not installed: the slurm tests will skip"; fi
 
-test: build test-deps
+test: test-deps
+	$(MAKE) build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
