@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/internal/progress"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/mat"
@@ -48,9 +49,9 @@ func runLocal(t *testing.T, n int, o options) (*factorisation, *ratings, error) 
 		defer comm.Close()
 		var r *ratings
 		if o.ratings != "" {
-			r, err = readRatings(ctx, comm, int(rt.Here()), int(rt.NumLocalities()), o.ratings)
+			r, err = readRatings(ctx, comm, int(rt.Here()), int(rt.NumLocalities()), o.ratings, progress.Config{})
 		} else {
-			r, err = o.synthetic.generate(ctx, comm, int(rt.Here()), int(rt.NumLocalities()))
+			r, err = o.synthetic.generate(ctx, comm, int(rt.Here()), int(rt.NumLocalities()), progress.Config{})
 		}
 		if err != nil {
 			return err
@@ -233,7 +234,7 @@ func compare(t *testing.T, what string, got, want []float64) {
 func TestALSFromFileEqualsSynthetic(t *testing.T) {
 	g := synthetic{users: 41, items: 29, density: 0.25, seed: 3} // every item rated
 	path := filepath.Join(t.TempDir(), "ratings.csv")
-	if err := g.writeCSV(path); err != nil {
+	if _, err := g.writeCSV(path, progress.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	want, _, err := runLocal(t, 1, options{synthetic: g, params: testParams})

@@ -50,8 +50,10 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/internal/progress"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
+	"golang.org/x/term"
 )
 
 // options are the command line.
@@ -60,6 +62,8 @@ type options struct {
 	synthetic   synthetic
 	makeRatings string
 	output      string
+	quiet       bool
+	progress    progress.Config // where locality 0 shows the progress of long phases
 	params
 }
 
@@ -79,6 +83,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.alpha, "alpha", 40, "confidence per unit of rating")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the initial factors and the synthetic ratings")
 	fs.StringVar(&o.output, "output", "", "`directory` for X.csv and Y.csv (none: not written)")
+	fs.BoolVar(&o.quiet, "quiet", false, "show no progress of the input's generation, writing or reading")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -111,17 +116,23 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 
 func main() {
 	o, err := parseOptions(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0) // -help printed the flags, as asked
+	}
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "als:", err)
-		}
+		fmt.Fprintln(os.Stderr, "als:", err)
 		os.Exit(2)
 	}
+	o.progress = progress.Config{Out: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd())), Quiet: o.quiet}
 	if o.makeRatings != "" {
-		if err := o.synthetic.writeCSV(o.makeRatings); err != nil {
+		start := time.Now()
+		n, err := o.synthetic.writeCSV(o.makeRatings, o.progress)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "als:", err)
 			os.Exit(1)
 		}
+		fmt.Printf("als: wrote %d ratings (%d users x %d items) to %s in %.1f s\n",
+			n, o.synthetic.users, o.synthetic.items, o.makeRatings, time.Since(start).Seconds())
 		return
 	}
 	reg := runtime.NewRegistry()
@@ -146,12 +157,14 @@ func run(ctx context.Context, rt *runtime.Runtime, acts *primitives.Actions, o o
 	defer comm.Close()
 	here, parts := int(rt.Here()), int(rt.NumLocalities())
 	lead := here == 0
+	pc := o.progress
+	pc.Quiet = pc.Quiet || !lead // locality 0 speaks for the job
 	start := time.Now()
 	var r *ratings
 	if o.ratings != "" {
-		r, err = readRatings(ctx, comm, here, parts, o.ratings)
+		r, err = readRatings(ctx, comm, here, parts, o.ratings, pc)
 	} else {
-		r, err = o.synthetic.generate(ctx, comm, here, parts)
+		r, err = o.synthetic.generate(ctx, comm, here, parts, pc)
 	}
 	if err != nil {
 		return fmt.Errorf("als on locality %d: %w", here, err)

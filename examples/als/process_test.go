@@ -168,3 +168,32 @@ func TestProcessBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessHelpAndMakeRatings: --help exits 0 listing the flags, and
+// --make-ratings says what it wrote.
+func TestProcessHelpAndMakeRatings(t *testing.T) {
+	_, als := buildProgram(t)
+	out, err := exec.Command(als, "--help").CombinedOutput()
+	if err != nil {
+		t.Errorf("als --help: %v, want exit 0\n%s", err, out)
+	}
+	for _, flag := range []string{"-ratings", "-synthetic", "-make-ratings", "-quiet", "-iterations"} {
+		if !strings.Contains(string(out), flag) {
+			t.Errorf("als --help does not list %s:\n%s", flag, out)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "r.csv")
+	out, err = exec.Command(als, "--synthetic", "300,200,0.05", "--make-ratings", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("als --make-ratings: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(string(b), "\n") - 1 // less the header
+	want := fmt.Sprintf("als: wrote %d ratings (300 users x 200 items) to %s in ", n, path)
+	if !strings.HasPrefix(string(out), want) {
+		t.Errorf("als --make-ratings printed %q, want it to start %q", out, want)
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
+	"github.com/tessera-amt/tessera/internal/progress"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -177,7 +179,8 @@ type share struct {
 // readShare parses the lines of the ratings file that start in the byte
 // range [k*size/parts, (k+1)*size/parts): userId,movieId,rating[,timestamp].
 // A first line of the file whose first field is not a number is a header.
-func readShare(path string, k, parts int) (share, error) {
+// It counts the bytes it reads in ph.
+func readShare(path string, k, parts int, ph *progress.Phase) (share, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return share{}, err
@@ -215,7 +218,13 @@ func readShare(path string, k, parts int) (share, error) {
 		}
 	}
 	var sh share
+	counted := pos // bytes up to here are in ph
+	defer func() { ph.Add(pos - counted) }()
 	for pos < stop {
+		if pos-counted >= 1<<20 {
+			ph.Add(pos - counted)
+			counted = pos
+		}
 		line, err := r.ReadBytes('\n')
 		if len(line) == 0 && err == io.EOF {
 			break
@@ -291,8 +300,16 @@ func parseRating(line []byte) (rawRating, error) {
 // parsing its own byte range; the ids are mapped to dense indices in
 // ascending id order (the same map on every locality) and the ratings
 // distributed to the owners of their users and items.
-func readRatings(ctx context.Context, comm *runtime.Communicator, here, parts int, path string) (*ratings, error) {
-	sh, err := readShare(path, here, parts)
+// Progress is shown on pc, for this locality's share.
+func readRatings(ctx context.Context, comm *runtime.Communicator, here, parts int, path string, pc progress.Config) (*ratings, error) {
+	var size int64
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	ph := progress.Start(pc, fmt.Sprintf("reading %s (locality %d's share)", filepath.Base(path), here),
+		size*int64(here+1)/int64(parts)-size*int64(here)/int64(parts), progress.Bytes)
+	sh, err := readShare(path, here, parts, ph)
+	ph.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("reading ratings %s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessera-amt/tessera/internal/progress"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -114,12 +115,14 @@ func draw(cdf []float64, x float64) int {
 // generate makes this locality's share of the synthetic ratings: it
 // generates its own users' rows and sends every rating to the owner of
 // its item. Ids are index + 1.
-func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, here, parts int) (*ratings, error) {
+// Progress is shown on pc, for this locality's users.
+func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, here, parts int, pc progress.Config) (*ratings, error) {
 	if g.users < parts || g.items < parts {
 		return nil, fmt.Errorf("--synthetic %d users and %d items cannot be split over %d localities", g.users, g.items, parts)
 	}
 	cdf := popularity(g.items)
 	u0, u1 := span(g.users, parts, here)
+	ph := progress.Start(pc, fmt.Sprintf("generating ratings (locality %d's users)", here), int64(u1-u0), "users")
 	var local []triple
 	var items []int32
 	var vals []float64
@@ -128,7 +131,12 @@ func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, her
 		for j, i := range items {
 			local = append(local, triple{user: int32(u), item: i, rating: vals[j]})
 		}
+		if (u-u0)%1024 == 1023 {
+			ph.Add(1024)
+		}
 	}
+	ph.Add(int64((u1 - u0) % 1024))
+	ph.Finish()
 	byUser, byItem, err := distribute(ctx, comm, here, parts, g.users, g.items, local,
 		func(u, i int32) (int64, int64) { return int64(u) + 1, int64(i) + 1 })
 	if err != nil {
@@ -149,12 +157,16 @@ func sequence(n int) []int64 {
 
 // writeCSV writes the synthetic ratings as a MovieLens ratings file
 // (userId,movieId,rating,timestamp) with movie ids spread out (3i+1) as
-// in real files, where ids have gaps.
-func (g synthetic) writeCSV(path string) error {
+// in real files, where ids have gaps, showing progress on pc. It returns
+// the number of ratings written.
+func (g synthetic) writeCSV(path string, pc progress.Config) (int, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	ph := progress.Start(pc, "writing "+path, int64(g.users), "users")
+	defer ph.Finish()
+	n := 0
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "userId,movieId,rating,timestamp")
 	cdf := popularity(g.items)
@@ -165,10 +177,12 @@ func (g synthetic) writeCSV(path string) error {
 		for j, i := range items {
 			fmt.Fprintf(w, "%d,%d,%.1f,%d\n", u+1, 3*int(i)+1, vals[j], 1500000000+u*100+j)
 		}
+		n += len(items)
+		ph.Add(1)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return err
+		return 0, err
 	}
-	return f.Close()
+	return n, f.Close()
 }

@@ -81,6 +81,10 @@ func TestProcessCannon(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin+"/", "github.com/tessera-amt/tessera/cmd/tessera", ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// --help is a request, not an error: exit 0 and the flags listed.
+	if out, err := exec.Command(filepath.Join(bin, "cannon"), "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "-check") {
+		t.Errorf("cannon --help: %v, output:\n%s\nwant exit 0 and the flags", err, out)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, filepath.Join(bin, "tessera"), "run", "-n", "4", filepath.Join(bin, "cannon"), "-n", "301", "--check").CombinedOutput()

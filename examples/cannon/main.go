@@ -73,10 +73,11 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 
 func main() {
 	o, err := parseOptions(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0) // -help printed the flags, as asked
+	}
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "cannon:", err)
-		}
+		fmt.Fprintln(os.Stderr, "cannon:", err)
 		os.Exit(2)
 	}
 	reg := runtime.NewRegistry()

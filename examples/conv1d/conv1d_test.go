@@ -182,6 +182,10 @@ func TestProcessListing2(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	tessera, conv := filepath.Join(bin, "tessera"), filepath.Join(bin, "conv1d")
+	// --help is a request, not an error: exit 0 and the flags listed.
+	if out, err := exec.Command(conv, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "-make-input") {
+		t.Errorf("conv1d --help: %v, output:\n%s\nwant exit 0 and the flags", err, out)
+	}
 	input := filepath.Join(t.TempDir(), "HAR.csv")
 	if out, err := exec.Command(conv, "--make-input", input).CombinedOutput(); err != nil {
 		t.Fatalf("--make-input: %v\n%s", err, out)

@@ -99,10 +99,11 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 
 func main() {
 	o, err := parseOptions(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0) // -help printed the flags, as asked
+	}
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "conv1d:", err)
-		}
+		fmt.Fprintln(os.Stderr, "conv1d:", err)
 		os.Exit(2)
 	}
 	if o.makeInput != "" {
