@@ -63,8 +63,9 @@ func (rt *Runtime) MetricsAddr() string {
 
 // MetricsListenAddr returns the address locality serves /metrics on in a
 // job whose metrics address (Config.MetricsAddr, `tessera run
-// --metrics-addr`) is addr: port+locality, so that the localities of one host do not clash,
-// or port 0 (the kernel's choice) for every locality when port is 0.
+// --metrics-addr`) is addr: port+locality, so that the localities of one
+// host do not clash, or port 0 (the kernel's choice) for every locality
+// when port is 0.
 func MetricsListenAddr(addr string, locality uint32) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -96,7 +97,8 @@ func (rt *Runtime) stopMetrics() {
 }
 
 // startMetrics registers the locality's collector with Config.Metrics and
-// opens the /metrics listener of Config.MetricsAddr. Both end with the locality (stopMetrics).
+// opens the /metrics listener of Config.MetricsAddr. Both end with the
+// locality (stopMetrics).
 func (rt *Runtime) startMetrics() error {
 	if rt.cfg.Metrics != nil {
 		c := trace.NewCollector(rt.here, rt)
