@@ -260,7 +260,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 				return err
 			}
 		}
-		mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.cfg.mapProbe)
+		mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.hooks.mapProbe)
 		if err := rt.wait(ctx, c.allReady, func() string { return "all localities to connect to each other" }); err != nil {
 			return err
 		}
@@ -299,7 +299,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	c.mu.Lock()
 	nodes, probes := c.nodes, c.probes
 	c.mu.Unlock()
-	mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.cfg.mapProbe)
+	mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.hooks.mapProbe)
 	for l := uint32(1); l < rt.here; l++ {
 		if err := rt.port.Connect(ctx, l, c.peers[l]); err != nil {
 			return fmt.Errorf("runtime: locality %d: connecting to locality %d at %s: %w", rt.here, l, c.peers[l], err)

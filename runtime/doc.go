@@ -23,9 +23,16 @@
 //			...
 //		}))
 //
-// Main starts the locality (the job comes from `tessera run` or slurm, see
-// Config), runs the body as the root task, finalizes, and returns the exit
-// code. Programs that need more control call Start, then Finalize.
+// Main starts the locality, runs the body as the root task, finalizes, and
+// returns the exit code. It is the one place the environment is read: the
+// job comes from `tessera run` (TESSERA_* variables) or slurm (SLURM_*)
+// when Config.NumLocalities is 0, and the job's options (TESSERA_TRACE,
+// TESSERA_PROGRESS, TESSERA_PARCELPORT, TESSERA_METRICS_ADDR and the like)
+// fill the Config fields the program leaves zero; the names and their
+// meaning are the launch protocol of the module's internal/jobenv.
+// Programs that need more control call Start, then Finalize: Start and
+// StartLocal use their Config as given and read no environment, so a
+// variable set in a developer's shell never changes an in-process job.
 //
 // # Tasks and lanes
 //

@@ -18,9 +18,15 @@ type LocalJob struct {
 }
 
 // StartLocal starts n localities in this process, each with a copy of cfg
-// (its job fields are set here), and returns once all passed the start
-// barrier.
+// (its job fields and Parcelport are set here), and returns once all
+// passed the start barrier. Like Start, it reads no environment variable:
+// the job is what cfg says.
 func StartLocal(ctx context.Context, n int, cfg Config) (*LocalJob, error) {
+	return startLocal(ctx, n, cfg, hooks{})
+}
+
+// startLocal is StartLocal with the tests' hooks.
+func startLocal(ctx context.Context, n int, cfg Config, hk hooks) (*LocalJob, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("runtime: StartLocal: %d localities", n)
 	}
@@ -37,7 +43,7 @@ func StartLocal(ctx context.Context, n int, cfg Config) (*LocalJob, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			job.Localities[i], errs[i] = Start(ctx, c)
+			job.Localities[i], errs[i] = start(ctx, c, hk)
 		}()
 	}
 	wg.Wait()

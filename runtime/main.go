@@ -5,23 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/jobenv"
 )
 
 // MainGrace is how long Main lets the program's body return after the job
 // has failed before it gives up on it and returns anyway.
 const MainGrace = 3 * time.Second
 
-// Main is the whole life of an SPMD program's locality: Start with cfg (the
-// zero job fields take the job from the environment), run body as the root
-// task "main", Finalize, and return the process exit code — 0 when every
-// locality finished, 1 otherwise, after printing why to stderr. It never
-// hangs on a failed job: once the job has failed it waits at most MainGrace
-// for body to notice (body's ctx ends with the failure as its cause).
+// Main is the whole life of an SPMD program's locality: it fills the
+// fields cfg leaves zero from the environment (the job that `tessera run`
+// or slurm describes when cfg.NumLocalities is 0, and the options such as
+// TESSERA_TRACE and TESSERA_PROGRESS; see package doc), Starts, runs body as
+// the root task "main", Finalizes, and returns the process exit code — 0
+// when every locality finished, 1 otherwise, after printing why to stderr.
+// It never hangs on a failed job: once the job has failed it waits at most
+// MainGrace for body to notice (body's ctx ends with the failure as its
+// cause).
+//
+// Main is the only function of the package that reads the environment.
 //
 //	func main() { os.Exit(runtime.Main(cfg, body)) }
 func Main(cfg Config, body func(ctx context.Context, rt *Runtime) error) int {
+	home, _ := os.UserHomeDir()
+	cfg, warnings, err := fromEnvironment(cfg, os.Getenv, home, jobenv.InheritListener)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tessera: %v\n", err)
+		return 1
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, w := range warnings {
+		log.Warn(w, "locality", cfg.Locality)
+	}
 	return runMain(context.Background(), cfg, body, os.Stderr)
 }
 

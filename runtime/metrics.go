@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -63,9 +62,10 @@ func (rt *Runtime) MetricsAddr() string {
 }
 
 // MetricsListenAddr returns the address locality serves /metrics on in a
-// job whose metrics address (Config.MetricsAddr, TESSERA_METRICS_ADDR) is
-// addr: port+locality, so that the localities of one host do not clash,
-// or port 0 (the kernel's choice) for every locality when port is 0.
+// job whose metrics address (Config.MetricsAddr, `tessera run
+// --metrics-addr`) is addr: port+locality, so that the localities of one
+// host do not clash, or port 0 (the kernel's choice) for every locality
+// when port is 0.
 func MetricsListenAddr(addr string, locality uint32) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -97,8 +97,8 @@ func (rt *Runtime) stopMetrics() {
 }
 
 // startMetrics registers the locality's collector with Config.Metrics and
-// opens the /metrics listener of Config.MetricsAddr (or
-// TESSERA_METRICS_ADDR). Both end with the locality (stopMetrics).
+// opens the /metrics listener of Config.MetricsAddr. Both end with the
+// locality (stopMetrics).
 func (rt *Runtime) startMetrics() error {
 	if rt.cfg.Metrics != nil {
 		c := trace.NewCollector(rt.here, rt)
@@ -107,20 +107,17 @@ func (rt *Runtime) startMetrics() error {
 		}
 		rt.metrics.stops = append(rt.metrics.stops, func() { rt.cfg.Metrics.Unregister(c) })
 	}
-	job, from := rt.cfg.MetricsAddr, "Config.MetricsAddr"
-	if job == "" {
-		job, from = os.Getenv("TESSERA_METRICS_ADDR"), "TESSERA_METRICS_ADDR"
-	}
+	job := rt.cfg.MetricsAddr
 	if job == "" {
 		return nil
 	}
 	addr, err := MetricsListenAddr(job, rt.here)
 	if err != nil {
-		return fmt.Errorf("runtime: locality %d: metrics address %s=%q: %w", rt.here, from, job, err)
+		return fmt.Errorf("runtime: locality %d: metrics address Config.MetricsAddr=%q: %w", rt.here, job, err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("runtime: locality %d: metrics listener (%s=%q): %w", rt.here, from, job, err)
+		return fmt.Errorf("runtime: locality %d: metrics listener (metrics address %q): %w", rt.here, job, err)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(trace.NewCollector(rt.here, rt))

@@ -8,9 +8,9 @@ import (
 )
 
 // Progress is how a locality waits for messages: by blocking until the
-// system wakes it, or by polling. The zero value takes the mode from the
-// environment variable TESSERA_PROGRESS (set by `tessera run --progress`),
-// and blocks when that is unset.
+// system wakes it, or by polling. The zero value blocks; Main takes it
+// from the environment variable TESSERA_PROGRESS (set by `tessera run
+// --progress`) first.
 //
 // Blocking costs no processor time while nothing arrives, but each message
 // that finds the locality asleep pays a wake-up: on a machine whose idle
@@ -24,7 +24,7 @@ import (
 type Progress uint8
 
 const (
-	ProgressDefault Progress = iota // TESSERA_PROGRESS, else ProgressBlock
+	ProgressDefault Progress = iota // ProgressBlock (Main: TESSERA_PROGRESS first)
 	ProgressBlock                   // wait in the system's poller
 	ProgressPoll                    // busy-poll, then block after PollWindow of silence
 )
@@ -66,27 +66,6 @@ func ParseProgress(s string) (Progress, error) {
 		return ProgressPoll, nil
 	}
 	return 0, fmt.Errorf("progress mode %q: want %s or %s", s, ProgressNameBlock, ProgressNamePoll)
-}
-
-// loadProgress settles c.Progress: from TESSERA_PROGRESS when it is
-// ProgressDefault, to ProgressBlock when that is unset too.
-func (c *Config) loadProgress(getenv func(string) string) error {
-	switch c.Progress {
-	case ProgressBlock, ProgressPoll:
-		return nil
-	case ProgressDefault:
-	default:
-		return fmt.Errorf("runtime: locality %d: Config.Progress is %v, not a progress mode", c.Locality, c.Progress)
-	}
-	c.Progress = ProgressBlock
-	if v := getenv("TESSERA_PROGRESS"); v != "" {
-		p, err := ParseProgress(v)
-		if err != nil {
-			return fmt.Errorf("runtime: locality %d: environment TESSERA_PROGRESS: %w", c.Locality, err)
-		}
-		c.Progress = p
-	}
-	return nil
 }
 
 // pollFor is the TCP parcelport's PollFor for mode p.

@@ -25,7 +25,7 @@ func TestParseProgress(t *testing.T) {
 	}
 }
 
-func TestLoadProgress(t *testing.T) {
+func TestProgressFromEnvironment(t *testing.T) {
 	env := func(v string) func(string) string {
 		return func(k string) string {
 			if k == "TESSERA_PROGRESS" {
@@ -45,18 +45,21 @@ func TestLoadProgress(t *testing.T) {
 		{ProgressBlock, "poll", ProgressBlock}, // the Config wins
 		{ProgressPoll, "", ProgressPoll},
 	} {
-		cfg := Config{Progress: c.set}
-		if err := cfg.loadProgress(env(c.env)); err != nil || cfg.Progress != c.want {
+		cfg, _, err := fromEnvironment(Config{Progress: c.set}, env(c.env), "", noListener)
+		if err == nil {
+			err = cfg.validate()
+		}
+		if err != nil || cfg.Progress != c.want {
 			t.Errorf("Progress %v with TESSERA_PROGRESS=%q: %v, %v; want %v", c.set, c.env, cfg.Progress, err, c.want)
 		}
 	}
-	cfg := Config{Locality: 3}
-	if err := cfg.loadProgress(env("busy")); err == nil || !strings.Contains(err.Error(), "TESSERA_PROGRESS") ||
+	job := Config{Locality: 3, NumLocalities: 4, RootAddr: "127.0.0.1:9", Secret: []byte("a job secret of 32 bytes, or so")}
+	if _, _, err := fromEnvironment(job, env("busy"), "", noListener); err == nil || !strings.Contains(err.Error(), "TESSERA_PROGRESS") ||
 		!strings.Contains(err.Error(), `"busy"`) || !strings.Contains(err.Error(), "locality 3") {
 		t.Errorf("TESSERA_PROGRESS=busy: %v, want an error naming the variable, the value and the locality", err)
 	}
-	cfg = Config{Progress: 9}
-	if err := cfg.loadProgress(env("")); err == nil {
+	cfg := Config{Progress: 9, NumLocalities: 1}
+	if err := cfg.validate(); err == nil {
 		t.Error("Config.Progress 9 was accepted")
 	}
 }

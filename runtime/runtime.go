@@ -20,11 +20,14 @@ import (
 )
 
 // Config describes one locality of a job. The zero value of every field
-// means what its comment says.
+// means what its comment says. Start uses the Config as given and never
+// reads the environment; Main fills the fields a program leaves zero from
+// it first (`tessera run`'s TESSERA_* variables, or slurm's under srun).
 type Config struct {
-	// The job. NumLocalities == 0 means: take Locality, NumLocalities,
-	// RootAddr, Secret and ListenHost from the environment — TESSERA_*
-	// (set by `tessera run`) or, failing that, SLURM_* (under srun).
+	// The job: this locality, the job's size (at least 1), and how to
+	// reach locality 0. Main takes Locality, NumLocalities, RootAddr,
+	// Secret, ListenHost and the node counts below from the environment
+	// when NumLocalities is 0.
 	Locality      uint32
 	NumLocalities uint32
 	RootAddr      string // host:port where locality 0 listens
@@ -34,38 +37,34 @@ type Config struct {
 	// must be the one at RootAddr). Otherwise locality 0 listens on RootAddr
 	// and the others on ListenHost:0.
 	Listener net.Listener
-	// Parcelport builds the port that delivers to h; nil: TCP, or nbio
-	// when TESSERA_PARCELPORT=nbio (bootstrap.go).
+	// Parcelport builds the port that delivers to h; nil: the socket
+	// parcelport Transport names.
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
+	// Transport is the socket parcelport opened when Parcelport is nil:
+	// ParcelportTCP ("" too) or ParcelportNBIO (`tessera run
+	// --parcelport`).
+	Transport string
 
 	// Progress is how the locality waits for messages: blocking or
-	// busy-polling (progress.go); zero: TESSERA_PROGRESS, else blocking.
+	// busy-polling (progress.go); zero: blocking.
 	Progress Progress
 	// NodeLocalities is how many localities of the job run on this
-	// machine, and NodeCPUs how many cores they share there; 0: as the
-	// environment says — under `tessera run` all N localities and the
-	// launcher's cores (TESSERA_NODE_CPUS), under slurm its tasks on this
-	// node and SLURM_CPUS_ON_NODE — else unknown localities and
-	// runtime.NumCPU cores. With more localities than cores the tcp
-	// parcelport reads with raw system calls (parcel.TCPConfig.RawReads).
+	// machine, and NodeCPUs how many cores they share there; 0: unknown
+	// localities and runtime.NumCPU cores (Main: as the environment says —
+	// under `tessera run` all N localities and the launcher's cores, under
+	// slurm its tasks on this node and SLURM_CPUS_ON_NODE). With more
+	// localities than cores the tcp parcelport reads with raw system calls
+	// (parcel.TCPConfig.RawReads).
 	NodeLocalities int
 	NodeCPUs       int
-	// envWarnings are what fromEnvironment could not read but went on
-	// without; Start logs them.
-	envWarnings []string
-	// mapProbe maps another locality's probe segment in the start barrier
-	// (shared.go); nil: shm.Map. Tests make it fail.
-	mapProbe func(from uint32, d shm.Desc) error
 	// TCPCongestion is the TCP congestion control of the tcp parcelport's
-	// connections (parcel.TCPConfig.Congestion); "": TESSERA_TCP_CONGESTION,
-	// else the system's default.
+	// connections (parcel.TCPConfig.Congestion); "": the system's default.
 	TCPCongestion string
 
 	Registry *Registry    // the actions; nil: none
 	Lanes    int          // worker lanes; 0: GOMAXPROCS
 	Observer TaskObserver // watches tasks; nil: nobody
-	// Trace switches the tracer on; the fields left zero come from
-	// TESSERA_TRACE and the like (tracing.go).
+	// Trace switches the tracer on (tracing.go); zero: off.
 	Trace  TraceConfig
 	Logger *slog.Logger // nil: slog.Default()
 
@@ -78,8 +77,7 @@ type Config struct {
 	Metrics prometheus.Registerer
 	// MetricsAddr is host:port of an HTTP listener serving the locality's
 	// metrics at /metrics; locality i listens on port+i (port 0: a port of
-	// the kernel's choosing). "" means TESSERA_METRICS_ADDR, and none
-	// when that is unset too.
+	// the kernel's choosing). "": none.
 	MetricsAddr string
 
 	RecycleBytes      int           // memory kept for reuse by Recycle; 0: DefaultRecycleBytes, <0: none
@@ -87,6 +85,14 @@ type Config struct {
 	MaxFrame          int64         // largest parcel accepted; 0: 1 GiB
 	HeartbeatInterval time.Duration // 0: 500ms
 	HeartbeatTimeout  time.Duration // silence that marks a peer down; 0: 5s
+}
+
+// hooks are what the package's tests change in a locality, out of the
+// public Config; the zero value is what programs get.
+type hooks struct {
+	// mapProbe maps another locality's probe segment in the start barrier
+	// (shared.go); nil: shm.Map. Tests make it fail.
+	mapProbe func(from uint32, d shm.Desc) error
 }
 
 func (c *Config) validate() error {
@@ -101,6 +107,19 @@ func (c *Config) validate() error {
 	}
 	if c.RootAddr == "" && c.NumLocalities > 1 && c.Parcelport == nil && !(c.Locality == 0 && c.Listener != nil) {
 		return errors.New("runtime: Config.RootAddr is empty")
+	}
+	switch c.Progress {
+	case ProgressDefault:
+		c.Progress = ProgressBlock
+	case ProgressBlock, ProgressPoll:
+	default:
+		return fmt.Errorf("runtime: locality %d: Config.Progress is %v, not a progress mode", c.Locality, c.Progress)
+	}
+	if err := checkTransport(c.Transport); err != nil {
+		return fmt.Errorf("runtime: locality %d: Config.Transport: %w", c.Locality, err)
+	}
+	if err := c.Trace.check(); err != nil {
+		return fmt.Errorf("runtime: locality %d: %w", c.Locality, err)
 	}
 	if c.Registry == nil {
 		c.Registry = NewRegistry()
@@ -123,6 +142,7 @@ func (c *Config) validate() error {
 // Runtime is one locality of a running job.
 type Runtime struct {
 	cfg    Config
+	hooks  hooks
 	here   uint32
 	n      uint32
 	reg    *Registry
@@ -164,30 +184,19 @@ type replier interface {
 
 // Start joins the job described by cfg: it opens the parcelport, meets the
 // other localities at locality 0, and returns once all of them have passed
-// the start barrier. ctx bounds the start only.
+// the start barrier. ctx bounds the start only. Start uses cfg as given:
+// it reads no environment variable (Main does).
 func Start(ctx context.Context, cfg Config) (*Runtime, error) {
-	if cfg.NumLocalities == 0 {
-		if err := cfg.fromEnvironment(); err != nil {
-			return nil, err
-		}
-	}
+	return start(ctx, cfg, hooks{})
+}
+
+// start is Start with the tests' hooks.
+func start(ctx context.Context, cfg Config, hk hooks) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Trace.loadEnv(os.Getenv); err != nil {
-		return nil, err
-	}
-	if err := cfg.loadProgress(os.Getenv); err != nil {
-		return nil, err
-	}
-	if cfg.TCPCongestion == "" {
-		cfg.TCPCongestion = os.Getenv("TESSERA_TCP_CONGESTION")
-	}
-	rt := &Runtime{cfg: cfg, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger}
+	rt := &Runtime{cfg: cfg, hooks: hk, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger}
 	rt.log = rt.log.With("locality", rt.here)
-	for _, w := range cfg.envWarnings {
-		rt.log.Warn(w)
-	}
 	rt.recycle.limit = cfg.RecycleBytes
 	if cfg.RecycleBytes == 0 {
 		rt.recycle.limit = DefaultRecycleBytes
@@ -257,8 +266,13 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
 		Logger:            rt.cfg.Logger,
 	}
-	if port, err := rt.envParcelport(pc); port != nil || err != nil {
-		return port, err
+	if rt.cfg.Transport == ParcelportNBIO {
+		port, err := parcel.NewNBIO(parcel.NBIOConfig{PortConfig: pc})
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
+		}
+		return port, nil
 	}
 	port, err := parcel.NewTCP(parcel.TCPConfig{
 		PortConfig: pc,

@@ -19,11 +19,17 @@ const lendFloats = 1 << 19
 // Channel over all of them.
 func startSharing(t *testing.T, n int, cfg Config) (context.Context, *LocalJob, []*Channel) {
 	t.Helper()
+	return startSharingWith(t, n, cfg, hooks{})
+}
+
+// startSharingWith is startSharing with the tests' hooks hk.
+func startSharingWith(t *testing.T, n int, cfg Config, hk hooks) (context.Context, *LocalJob, []*Channel) {
+	t.Helper()
 	if !shm.Supported {
 		t.Skip("no shared segments on this system: Lend is Set")
 	}
 	ctx := testCtx(t)
-	job, err := StartLocal(ctx, n, cfg)
+	job, err := startLocal(ctx, n, cfg, hk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +250,7 @@ func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
 // locality 0's Lend copies, and the others still lend to each other and
 // to it.
 func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
-	cfg := Config{mapProbe: func(from uint32, d shm.Desc) error {
+	hk := hooks{mapProbe: func(from uint32, d shm.Desc) error {
 		if from == 0 {
 			return fmt.Errorf("permission denied (test)")
 		}
@@ -254,7 +260,7 @@ func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
 		}
 		return err
 	}}
-	ctx, job, ch := startSharing(t, 3, cfg)
+	ctx, job, ch := startSharingWith(t, 3, Config{}, hk)
 	rt := job.Localities
 	for k, c := range []struct{ from, to int }{{0, 1}, {0, 2}, {1, 2}, {2, 0}} {
 		v := rt[c.from].SharedFloat64s(lendFloats)

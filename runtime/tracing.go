@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,8 +16,8 @@ import (
 )
 
 // TraceConfig switches the tracer on for a locality (see package trace).
-// Start fills every field left at its zero value from the environment, so
-// a field set in the program wins over the variable:
+// Main fills every field left at its zero value from the environment, so
+// a field set in the program wins over the variable (Start reads none):
 //
 //	TESSERA_TRACE=DIR                  Dir: write the run's OTF2 archive to DIR
 //	TESSERA_TRACE_FORMAT=otf2,perfetto Formats (default otf2)
@@ -57,39 +56,32 @@ type TraceConfig struct {
 // on says whether tracing is switched on.
 func (c *TraceConfig) on() bool { return c.Dir != "" || c.Profile != "" }
 
-// loadEnv fills the fields left at zero from getenv and checks them.
-func (c *TraceConfig) loadEnv(getenv func(string) string) error {
-	if c.Dir == "" {
-		c.Dir = getenv("TESSERA_TRACE")
-	}
-	if c.Formats == nil {
-		if f := getenv("TESSERA_TRACE_FORMAT"); f != "" {
-			for _, s := range strings.Split(f, ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					c.Formats = append(c.Formats, s)
-				}
-			}
-		}
-	}
+// check says whether the formats and the profile are ones the tracer
+// writes.
+func (c *TraceConfig) check() error {
 	for _, f := range c.Formats {
-		if f != "otf2" && f != "perfetto" {
-			return fmt.Errorf("runtime: trace format %q (TESSERA_TRACE_FORMAT or Config.Trace.Formats): want otf2 or perfetto", f)
+		if err := checkTraceFormat(f); err != nil {
+			return fmt.Errorf("Config.Trace.Formats: %w", err)
 		}
 	}
-	if c.Profile == "" {
-		c.Profile = getenv("TESSERA_PROFILE")
-	}
-	if c.Profile != "" && c.Profile != "screen" && c.Profile != "csv" {
-		return fmt.Errorf("runtime: profile %q (TESSERA_PROFILE or Config.Trace.Profile): want screen or csv", c.Profile)
-	}
-	if c.Sample == 0 {
-		if s := getenv("TESSERA_TRACE_SAMPLE"); s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil || d == 0 {
-				return fmt.Errorf("runtime: TESSERA_TRACE_SAMPLE=%q: want a duration such as 100ms (negative: no sampler)", s)
-			}
-			c.Sample = d
+	if c.Profile != "" {
+		if err := checkProfile(c.Profile); err != nil {
+			return fmt.Errorf("Config.Trace.Profile: %w", err)
 		}
+	}
+	return nil
+}
+
+func checkTraceFormat(f string) error {
+	if f != "otf2" && f != "perfetto" {
+		return fmt.Errorf("trace format %q: want otf2 or perfetto", f)
+	}
+	return nil
+}
+
+func checkProfile(p string) error {
+	if p != "screen" && p != "csv" {
+		return fmt.Errorf("profile %q: want screen or csv", p)
 	}
 	return nil
 }

@@ -121,24 +121,25 @@ func TestTraceConfigEnvironment(t *testing.T) {
 	env := map[string]string{"TESSERA_TRACE": "/from/env", "TESSERA_TRACE_FORMAT": "otf2, perfetto",
 		"TESSERA_PROFILE": "csv", "TESSERA_TRACE_SAMPLE": "250ms"}
 	getenv := func(k string) string { return env[k] }
-	var c TraceConfig
-	if err := c.loadEnv(getenv); err != nil {
+	cfg, _, err := fromEnvironment(Config{}, getenv, "", noListener)
+	if err != nil {
 		t.Fatal(err)
 	}
+	c := cfg.Trace
 	if c.Dir != "/from/env" || strings.Join(c.Formats, "+") != "otf2+perfetto" || c.Profile != "csv" || c.Sample != 250*time.Millisecond {
 		t.Fatalf("from the environment: %+v", c)
 	}
-	c = TraceConfig{Dir: "/mine", Formats: []string{"otf2"}, Profile: "screen", Sample: -1}
-	if err := c.loadEnv(getenv); err != nil {
+	cfg, _, err = fromEnvironment(Config{Trace: TraceConfig{Dir: "/mine", Formats: []string{"otf2"}, Profile: "screen", Sample: -1}}, getenv, "", noListener)
+	if err != nil {
 		t.Fatal(err)
 	}
+	c = cfg.Trace
 	if c.Dir != "/mine" || len(c.Formats) != 1 || c.Profile != "screen" || c.Sample != -1 {
 		t.Fatalf("the program's settings were overridden: %+v", c)
 	}
 	for k, v := range map[string]string{"TESSERA_TRACE_FORMAT": "otf2,chrome", "TESSERA_PROFILE": "html", "TESSERA_TRACE_SAMPLE": "often"} {
 		bad := map[string]string{k: v}
-		var c TraceConfig
-		err := c.loadEnv(func(k string) string { return bad[k] })
+		_, _, err := fromEnvironment(Config{}, func(k string) string { return bad[k] }, "", noListener)
 		if err == nil || !strings.Contains(err.Error(), k[len("TESSERA_"):]) && !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v", k, v, err)
 		}

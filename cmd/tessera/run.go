@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/internal/affinity"
+	"github.com/tessera-amt/tessera/internal/jobenv"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -35,7 +35,7 @@ type runOptions struct {
 
 	// Env is the environment the children start from; nil means
 	// os.Environ(). The TESSERA_* variables of the job replace any
-	// inherited ones.
+	// inherited ones (jobenv.Launch.Environ).
 	Env []string
 
 	// Signals delivers the signals to forward to every child still
@@ -71,17 +71,12 @@ type runOptions struct {
 	MetricsAddr string
 }
 
-// traceEnv is the environment the tracing and parcelport flags set.
-func (o *runOptions) traceEnv() map[string]string {
-	env := map[string]string{}
-	for k, v := range map[string]string{"TESSERA_TRACE": o.TraceDir, "TESSERA_TRACE_FORMAT": o.TraceFormat, "TESSERA_PROFILE": o.Profile,
-		"TESSERA_PARCELPORT": o.Parcelport, "TESSERA_METRICS_ADDR": o.MetricsAddr, "TESSERA_PROGRESS": o.Progress,
-		"TESSERA_TCP_CONGESTION": o.TCPCongestion} {
-		if v != "" {
-			env[k] = v
-		}
-	}
-	return env
+// options are the job's options the flags set, which every locality gets
+// as its TESSERA_* variables (replacing inherited ones); those left ""
+// keep their inherited values.
+func (o *runOptions) options() jobenv.Options {
+	return jobenv.Options{Trace: o.TraceDir, TraceFormat: o.TraceFormat, Profile: o.Profile,
+		Parcelport: o.Parcelport, MetricsAddr: o.MetricsAddr, Progress: o.Progress, TCPCongestion: o.TCPCongestion}
 }
 
 func (o *runOptions) validate() error {
@@ -287,35 +282,24 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	if base == nil {
 		base = os.Environ()
 	}
-	traceEnv := opts.traceEnv()
-	base = slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := traceEnv[k]; ok {
-			return true
-		}
-		switch k {
-		case "TESSERA_LOCALITY", "TESSERA_NUM_LOCALITIES", "TESSERA_SECRET", "TESSERA_JOB_ID",
-			"TESSERA_LISTEN_HOST", "TESSERA_ROOT_ADDR", "TESSERA_ROOT_FD", "TESSERA_NODE_CPUS":
-			return true
-		}
-		return false
-	})
 	// The localities share this machine's cores: unless the user chose,
 	// each gets its share, so N localities never run N times as many
 	// threads as there are cores (like slurm's --cpus-per-task).
 	if !slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") }) {
-		base = append(base, "GOMAXPROCS="+strconv.Itoa(coresPerLocality(goruntime.NumCPU(), opts.N)))
+		base = append(slices.Clip(base), "GOMAXPROCS="+strconv.Itoa(coresPerLocality(goruntime.NumCPU(), opts.N)))
 	}
-	base = append(base,
-		"TESSERA_NUM_LOCALITIES="+strconv.Itoa(opts.N),
-		"TESSERA_NODE_CPUS="+strconv.Itoa(goruntime.NumCPU()),
-		"TESSERA_SECRET="+secret,
-		"TESSERA_JOB_ID="+jobID,
-		"TESSERA_LISTEN_HOST=127.0.0.1",
-		"TESSERA_ROOT_ADDR="+rootAddr,
-	)
-	for _, k := range slices.Sorted(maps.Keys(traceEnv)) {
-		base = append(base, k+"="+traceEnv[k])
+	// What every locality is told; each its own number, and locality 0 its
+	// listener too.
+	job := jobenv.Launch{
+		Source:         jobenv.Launcher,
+		NumLocalities:  uint32(opts.N),
+		RootAddr:       rootAddr,
+		ListenHost:     "127.0.0.1",
+		NodeLocalities: opts.N,
+		NodeCPUs:       goruntime.NumCPU(),
+		Secret:         secret,
+		JobID:          jobID,
+		Options:        opts.options(),
 	}
 
 	outSink := &syncWriter{w: stdout}
@@ -364,12 +348,14 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		}
 		cmd := exec.Command(path, opts.Args...)
 		cmd.Args[0] = opts.Prog
-		cmd.Env = append(slices.Clip(base), "TESSERA_LOCALITY="+strconv.Itoa(i))
-		cmd.SysProcAttr = childSysProcAttr()
+		loc := job
+		loc.Locality = uint32(i)
 		if i == 0 {
-			cmd.ExtraFiles = []*os.File{rootFile} // fd 3 in the child
-			cmd.Env = append(cmd.Env, "TESSERA_ROOT_FD=3")
+			loc.RootFD = jobenv.RootFD
+			cmd.ExtraFiles = []*os.File{rootFile} // jobenv.RootFD in the child
 		}
+		cmd.Env = loc.Environ(base)
+		cmd.SysProcAttr = childSysProcAttr()
 		c.cmd = cmd
 		err := c.start(&output)
 		if i == 0 {

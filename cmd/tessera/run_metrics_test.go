@@ -15,10 +15,10 @@ func TestParseRunMetricsAddr(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	if got := opts.traceEnv()["TESSERA_METRICS_ADDR"]; got != "127.0.0.1:9100" {
+	if got := optionsEnv(opts)["TESSERA_METRICS_ADDR"]; got != "127.0.0.1:9100" {
 		t.Errorf("TESSERA_METRICS_ADDR=%q, want 127.0.0.1:9100", got)
 	}
-	if _, set := (&runOptions{}).traceEnv()["TESSERA_METRICS_ADDR"]; set {
+	if _, set := optionsEnv(runOptions{})["TESSERA_METRICS_ADDR"]; set {
 		t.Error("TESSERA_METRICS_ADDR set without --metrics-addr")
 	}
 	for _, c := range []struct{ args, want string }{

@@ -22,7 +22,7 @@ func TestParseRunParcelport(t *testing.T) {
 		if err != nil {
 			t.Fatalf("tessera run %q: %v\n%s", c.args, err, stderr.String())
 		}
-		got, set := opts.traceEnv()["TESSERA_PARCELPORT"]
+		got, set := optionsEnv(opts)["TESSERA_PARCELPORT"]
 		if got != c.want || set != (c.want != "") {
 			t.Errorf("tessera run %q sets TESSERA_PARCELPORT=%q (set: %v), want %q", c.args, got, set, c.want)
 		}

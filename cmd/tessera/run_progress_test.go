@@ -22,7 +22,7 @@ func TestParseRunProgress(t *testing.T) {
 		if err != nil {
 			t.Fatalf("tessera run %q: %v\n%s", c.args, err, stderr.String())
 		}
-		got, set := opts.traceEnv()["TESSERA_PROGRESS"]
+		got, set := optionsEnv(opts)["TESSERA_PROGRESS"]
 		if got != c.want || set != (c.want != "") {
 			t.Errorf("tessera run %q sets TESSERA_PROGRESS=%q (set: %v), want %q", c.args, got, set, c.want)
 		}
@@ -41,11 +41,11 @@ func TestParseRunTCPCongestion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tessera run --tcp-congestion reno: %v\n%s", err, stderr.String())
 	}
-	if got := opts.traceEnv()["TESSERA_TCP_CONGESTION"]; got != "reno" {
+	if got := optionsEnv(opts)["TESSERA_TCP_CONGESTION"]; got != "reno" {
 		t.Errorf("tessera run --tcp-congestion reno sets TESSERA_TCP_CONGESTION=%q", got)
 	}
 	opts, _ = parseRunArgs([]string{"-n", "2", "prog"}, &stderr)
-	if got, set := opts.traceEnv()["TESSERA_TCP_CONGESTION"]; set {
+	if got, set := optionsEnv(opts)["TESSERA_TCP_CONGESTION"]; set {
 		t.Errorf("tessera run without --tcp-congestion sets TESSERA_TCP_CONGESTION=%q", got)
 	}
 }

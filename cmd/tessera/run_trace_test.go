@@ -19,7 +19,7 @@ func TestParseRunTraceFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseRunArgs: %v\n%s", err, stderr.String())
 	}
-	env := opts.traceEnv()
+	env := optionsEnv(opts)
 	if !filepath.IsAbs(env["TESSERA_TRACE"]) || filepath.Base(env["TESSERA_TRACE"]) != "tr" ||
 		env["TESSERA_TRACE_FORMAT"] != "otf2,perfetto" || env["TESSERA_PROFILE"] != "csv" {
 		t.Errorf("environment of the flags: %v", env)

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/jobenv"
 )
 
 // Build builds the Go package in dir (a path such as "./testdata/faultjob",
@@ -87,9 +89,11 @@ type Job struct {
 }
 
 // Start starts n localities of bin with args, each with the environment
-// `tessera run` provides (TESSERA_LOCALITY, TESSERA_NUM_LOCALITIES, the
-// root address and a fresh secret, GOMAXPROCS its share of the cores, and
-// for locality 0 the root listener itself, TESSERA_ROOT_FD) plus env. The processes are killed, if still running, when the test ends.
+// `tessera run` provides (jobenv.Launch.Environ over this process's
+// environment: the locality, the job's size, the root address and a fresh
+// secret, and for locality 0 the root listener itself; GOMAXPROCS its
+// share of the cores) plus env. The processes are killed, if still
+// running, when the test ends.
 func Start(t testing.TB, bin string, n int, env []string, args ...string) *Job {
 	t.Helper()
 	// Locality 0 inherits the listening socket (TESSERA_ROOT_FD), as under
@@ -116,17 +120,18 @@ func Start(t testing.TB, bin string, n int, env []string, args ...string) *Job {
 			<-p.Done
 		}
 	})
+	launch := jobenv.Launch{Source: jobenv.Launcher, NumLocalities: uint32(n), NodeLocalities: n,
+		RootAddr: root, ListenHost: "127.0.0.1", Secret: job.Secret}
 	for i := range n {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(),
-			"TESSERA_LOCALITY="+strconv.Itoa(i), "TESSERA_NUM_LOCALITIES="+strconv.Itoa(n),
-			"TESSERA_ROOT_ADDR="+root, "TESSERA_LISTEN_HOST=127.0.0.1", "TESSERA_SECRET="+job.Secret,
-			"GOMAXPROCS="+strconv.Itoa(cores))
-		cmd.Env = append(cmd.Env, env...)
+		l := launch
+		l.Locality = uint32(i)
 		if i == 0 {
-			cmd.ExtraFiles = []*os.File{rootFile} // fd 3 in the child
-			cmd.Env = append(cmd.Env, "TESSERA_ROOT_FD=3")
+			l.RootFD = jobenv.RootFD
+			cmd.ExtraFiles = []*os.File{rootFile} // jobenv.RootFD in the child
 		}
+		cmd.Env = append(l.Environ(os.Environ()), "GOMAXPROCS="+strconv.Itoa(cores))
+		cmd.Env = append(cmd.Env, env...)
 		p := &Proc{Cmd: cmd, Stdout: &Buffer{}, Stderr: &Buffer{}, Done: make(chan struct{})}
 		cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
 		if err := cmd.Start(); err != nil {

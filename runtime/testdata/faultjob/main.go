@@ -14,6 +14,7 @@ import (
 	goruntime "runtime"
 	"time"
 
+	"github.com/tessera-amt/tessera/internal/jobenv"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -32,7 +33,7 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
-	if mode == "oversize" && os.Getenv("TESSERA_LOCALITY") == "0" {
+	if mode == "oversize" && os.Getenv(jobenv.VarLocality) == "0" {
 		cfg.MaxFrame = 1 << 20
 	}
 	code := runtime.Main(cfg, func(ctx context.Context, rt *runtime.Runtime) error {

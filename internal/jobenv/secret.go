@@ -1,4 +1,4 @@
-package runtime
+package jobenv
 
 import (
 	"crypto/rand"
@@ -13,11 +13,6 @@ import (
 )
 
 const (
-	// secretEnv holds the job secret as hex; it takes precedence over files.
-	secretEnv = "TESSERA_SECRET"
-	// secretFileEnv names the secret file; the default is
-	// <home>/.tessera/secret.
-	secretFileEnv = "TESSERA_SECRET_FILE"
 	// minSecretBytes is the shortest secret accepted.
 	minSecretBytes = 16
 	// newSecretBytes is the size of a generated secret.
@@ -27,24 +22,24 @@ const (
 )
 
 // LoadSecret returns the job secret localities use to authenticate each
-// other. getenv is usually os.Getenv and home the user's home directory.
+// other; home is the user's home directory.
 //
-// If TESSERA_SECRET is set it must hold at least 16 bytes as hex (32
+// If TESSERA_SECRET is set (l.Secret) it must hold at least 16 bytes as hex (32
 // hex digits). Otherwise the secret is read from the file named by
-// TESSERA_SECRET_FILE, by default <home>/.tessera/secret, which must not be
+// TESSERA_SECRET_FILE (l.SecretFile), by default <home>/.tessera/secret, which must not be
 // accessible by group or others and must hold the hex secret (surrounding
 // whitespace is ignored). A missing file is created with 32 random bytes;
 // creation is atomic, so the localities of one job starting together on a
 // node all end up with the same secret. Errors never contain the secret.
-func LoadSecret(getenv func(string) string, home string) ([]byte, error) {
-	if v := getenv(secretEnv); v != "" {
-		return decodeSecret(v, secretEnv)
+func (l Launch) LoadSecret(home string) ([]byte, error) {
+	if l.Secret != "" {
+		return decodeSecret(l.Secret, VarSecret)
 	}
-	path := getenv(secretFileEnv)
+	path := l.SecretFile
 	if path == "" {
 		if home == "" {
 			return nil, fmt.Errorf("tessera secret: neither %s nor %s is set and there is no home directory",
-				secretEnv, secretFileEnv)
+				VarSecret, VarSecretFile)
 		}
 		path = filepath.Join(home, ".tessera", "secret")
 	}

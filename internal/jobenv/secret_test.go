@@ -1,4 +1,4 @@
-package runtime
+package jobenv
 
 import (
 	"bytes"
@@ -14,6 +14,16 @@ import (
 // environment.
 func secretEnvFunc(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
+}
+
+// loadSecret is what a locality does: its launch from getenv, then the
+// secret that launch names.
+func loadSecret(getenv func(string) string, home string) ([]byte, error) {
+	l, err := FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return l.LoadSecret(home)
 }
 
 func TestLoadSecretFromEnv(t *testing.T) {
@@ -34,7 +44,7 @@ func TestLoadSecretFromEnv(t *testing.T) {
 		{name: "very short", value: "00", errSub: "too short: 1 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := LoadSecret(secretEnvFunc(map[string]string{
+			got, err := loadSecret(secretEnvFunc(map[string]string{
 				"TESSERA_SECRET":      tc.value,
 				"TESSERA_SECRET_FILE": filepath.Join(home, "unused"),
 			}), home)
@@ -79,7 +89,7 @@ func mustHex(t *testing.T, s string) []byte {
 func TestLoadSecretCreatesFile(t *testing.T) {
 	home := t.TempDir()
 	getenv := secretEnvFunc(nil)
-	s1, err := LoadSecret(getenv, home)
+	s1, err := loadSecret(getenv, home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +109,7 @@ func TestLoadSecretCreatesFile(t *testing.T) {
 	}
 	checkOnlySecret(t, dir)
 
-	s2, err := LoadSecret(getenv, home)
+	s2, err := loadSecret(getenv, home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +122,7 @@ func TestLoadSecretCreatesFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(hand), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s3, err := LoadSecret(getenv, home)
+	s3, err := loadSecret(getenv, home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +174,7 @@ func TestLoadSecretRefusesOpenFile(t *testing.T) {
 		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
-		got, err := LoadSecret(secretEnvFunc(nil), home)
+		got, err := loadSecret(secretEnvFunc(nil), home)
 		if err == nil {
 			t.Errorf("mode %04o: accepted, got %x", mode, got)
 			continue
@@ -187,7 +197,7 @@ func TestLoadSecretRefusesOpenFile(t *testing.T) {
 		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadSecret(secretEnvFunc(nil), home); err != nil {
+		if _, err := loadSecret(secretEnvFunc(nil), home); err != nil {
 			t.Errorf("mode %04o: %v", mode, err)
 		}
 	}
@@ -211,7 +221,7 @@ func TestLoadSecretRefusesBadFile(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			got, err := LoadSecret(secretEnvFunc(map[string]string{"TESSERA_SECRET_FILE": path}), "")
+			got, err := loadSecret(secretEnvFunc(map[string]string{"TESSERA_SECRET_FILE": path}), "")
 			if err == nil {
 				t.Fatalf("accepted, got %x", got)
 			}
@@ -225,7 +235,7 @@ func TestLoadSecretRefusesBadFile(t *testing.T) {
 		})
 	}
 	// A directory is not a secret file.
-	if _, err := LoadSecret(secretEnvFunc(map[string]string{"TESSERA_SECRET_FILE": dir}), ""); err == nil {
+	if _, err := loadSecret(secretEnvFunc(map[string]string{"TESSERA_SECRET_FILE": dir}), ""); err == nil {
 		t.Error("directory accepted as secret file")
 	}
 }
@@ -242,7 +252,7 @@ func TestLoadSecretConcurrentCreate(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			start.Wait()
-			secrets[i], errs[i] = LoadSecret(secretEnvFunc(nil), home)
+			secrets[i], errs[i] = loadSecret(secretEnvFunc(nil), home)
 		}()
 	}
 	start.Done()
@@ -255,7 +265,7 @@ func TestLoadSecretConcurrentCreate(t *testing.T) {
 			t.Errorf("goroutine %d got %x, goroutine 0 got %x", i, secrets[i], secrets[0])
 		}
 	}
-	onDisk, err := LoadSecret(secretEnvFunc(nil), home)
+	onDisk, err := loadSecret(secretEnvFunc(nil), home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,13 +280,13 @@ func TestLoadSecretCustomFile(t *testing.T) {
 	other := t.TempDir()
 	path := filepath.Join(other, "job", "key")
 	getenv := secretEnvFunc(map[string]string{"TESSERA_SECRET_FILE": path})
-	s1, err := LoadSecret(getenv, home)
+	s1, err := loadSecret(getenv, home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkMode(t, path, 0o600)
 	checkMode(t, filepath.Dir(path), 0o700|os.ModeDir)
-	s2, err := LoadSecret(getenv, "")
+	s2, err := loadSecret(getenv, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +298,7 @@ func TestLoadSecretCustomFile(t *testing.T) {
 	}
 	// TESSERA_SECRET wins over the file.
 	env := strings.Repeat("cd", 16)
-	got, err := LoadSecret(secretEnvFunc(map[string]string{
+	got, err := loadSecret(secretEnvFunc(map[string]string{
 		"TESSERA_SECRET": env, "TESSERA_SECRET_FILE": path}), home)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +309,7 @@ func TestLoadSecretCustomFile(t *testing.T) {
 }
 
 func TestLoadSecretNoHome(t *testing.T) {
-	_, err := LoadSecret(secretEnvFunc(nil), "")
+	_, err := loadSecret(secretEnvFunc(nil), "")
 	if err == nil {
 		t.Fatal("no error without home, TESSERA_SECRET or TESSERA_SECRET_FILE")
 	}
