@@ -84,9 +84,9 @@
 // locality keeps serving slower ones. Arrays never released live until the
 // runtime ends; long programs release what they are done with.
 //
-// Env.Counters gives the locality's BytesFetched, BlocksFetched and
-// BytesServed, and LiveArrayBytes/PeakArrayBytes (tiles made and not yet
-// dropped).
+// Env.Counters gives the locality's BytesFetched, BlocksFetched,
+// BytesServed and FetchesForwarded (of its tiles that had moved), and
+// LiveArrayBytes/PeakArrayBytes (tiles made and not yet dropped).
 //
 // # Primitives
 //

@@ -166,14 +166,15 @@ func MigrateTile(ctx context.Context, a *Array, tile, dest int) error {
 func (e *Env) migrateOwn(ctx context.Context, a *Array, dest int) error {
 	const op = "MigrateTile"
 	e.name(a)
+	released := e.errorf(op, "tile %d of array %s (%s of generation %d) was released", e.Locality(), a.Name(), a.ann.Name, a.ann.Generation)
 	// The home's component is the Array's memory: keep it while it travels.
-	if !a.hold() || a.gid == 0 {
-		if a.gid != 0 {
-			a.unpin()
-		}
-		return e.errorf(op, "tile %d of array %s of generation %d was released", e.Locality(), a.ann.Name, a.ann.Generation)
+	if !a.hold() {
+		return released
 	}
 	defer a.unpin()
+	if a.gid == 0 { // released before anything named it
+		return released
+	}
 	if err := e.acts.agas.Migrate(ctx, e.rt, a.gid, uint32(dest)); err != nil {
 		return e.wrap(op, fmt.Errorf("tile %d of array %s of generation %d to locality %d: %w", e.Locality(), a.ann.Name, a.ann.Generation, dest, err))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
@@ -65,6 +66,8 @@ func wantAt(ctx context.Context, e *Env, x *Array, tile, at int) error {
 // and go where the tile lives.
 func TestFetchOfAMigratedTile(t *testing.T) {
 	runJob(t, 3, func(ctx context.Context, e *Env) error {
+		s := e.acts.agas
+		objects := s.Counters(e.rt).LiveObjects
 		shape := []int{9, 4}
 		global := counting(36)
 		x, err := FromGlobal(e, shape, Layout{Name: "m"}, global)
@@ -135,6 +138,17 @@ func TestFetchOfAMigratedTile(t *testing.T) {
 			return err
 		}
 		x.Release()
+		// Once every locality released it, the tiles' components go,
+		// wherever they moved.
+		deadline := time.Now().Add(10 * time.Second)
+		for s.Counters(e.rt).LiveObjects != objects {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("locality %d has %d AGAS objects after m/0 was released, want %d", e.Locality(), s.Counters(e.rt).LiveObjects, objects)
+			}
+			if err := pause(ctx, e, 5*time.Millisecond); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 }
