@@ -24,7 +24,7 @@ type Array struct {
 
 	env      atomic.Pointer[Env]       // that published it
 	gid      agas.GID                  // this locality's tile's AGAS component
-	gids     tileGIDs                  // other tiles' components, learned when they moved
+	gids     atomic.Pointer[tileGIDs]  // other tiles' components, learned when they moved
 	named    *runtime.Future[struct{}] // its AGAS name's registration
 	released atomic.Bool               // by this locality (Release)
 

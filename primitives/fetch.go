@@ -217,7 +217,7 @@ func wrapFetch(e *Env, op string, err error) error {
 func (e *Env) fetchInto(ctx context.Context, a *Array, from int, block annotate.Block, dst []float64) *runtime.Future[[]float64] {
 	args := fetchArgs{Name: a.ann.FullName(), Block: block, From: e.rt.Here()}
 	var f *runtime.Future[[]float64]
-	if gid := a.gids.get(from); gid != 0 {
+	if gid := a.learnedGID(from); gid != 0 {
 		f = agas.ReadInto(ctx, e.acts.agas, e.rt, gid, e.acts.read, args, dst)
 	} else {
 		f = runtime.AsyncInto(ctx, e.rt.Locality(uint32(from)), e.acts.fetch, args, dst)

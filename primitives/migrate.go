@@ -307,13 +307,34 @@ func (acts *Actions) gidAction(ctx context.Context, g tileGID) (struct{}, error)
 	en := t.entries[g.Name]
 	t.mu.Unlock()
 	if en != nil && en.a != nil {
-		en.a.gids.set(g.Tile, g.GID)
+		en.a.learnGID(g.Tile, g.GID)
 	}
 	return struct{}{}, nil
 }
 
+// learnedGID returns the GID of tile `tile` of a if this locality learned
+// it (the tile moved), else 0. Most arrays have none: one atomic load.
+func (a *Array) learnedGID(tile int) agas.GID {
+	g := a.gids.Load()
+	if g == nil {
+		return 0
+	}
+	return g.get(tile)
+}
+
+// learnGID records that tile `tile` of a is the AGAS component gid.
+func (a *Array) learnGID(tile int, gid agas.GID) {
+	for {
+		if g := a.gids.Load(); g != nil {
+			g.set(tile, gid)
+			return
+		}
+		a.gids.CompareAndSwap(nil, &tileGIDs{})
+	}
+}
+
 // tileGIDs are the GIDs of other localities' tiles of an array that this
-// locality learned: the tiles that moved. Most arrays have none.
+// locality learned: the tiles that moved.
 type tileGIDs struct {
 	mu sync.Mutex
 	m  map[int]agas.GID
