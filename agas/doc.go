@@ -20,6 +20,19 @@
 //     that reaches a locality the object left is forwarded, and the caller
 //     is told the new owner. Calls from one locality to one object run in
 //     the order it made them, even across migrations.
+//   - Readers: RegisterReader declares a read-only method whose result is
+//     bulk float64s (a block of a tile); ReadInto runs it by GID wherever
+//     the object lives and reads the reply straight into the caller's
+//     slice. Reads are not ordered and run side by side, but never overlap
+//     a migration: a read that reaches a locality the object left is
+//     forwarded, and the caller's cache is corrected before it has the
+//     reply. IsLocal and Owner tell, without a message, whether an object
+//     lives here and where this locality believes it lives (certain on
+//     its home).
+//   - Resolution: a call or read goes to the object itself when it lives
+//     here, else to the owner in this locality's cache (a map look-up),
+//     else to the object's home, which forwards it; no separate resolve
+//     message is sent.
 //   - Migrate moves an object (its type implements runtime.ParcelMarshaler
 //     and ParcelUnmarshaler; bulk state travels as raw chunks). An object
 //     that implements Mover is told its new locality on arrival, so a tile
@@ -48,4 +61,7 @@
 //	gid, err := s.FindFromBasename(ctx, rt, "counter", 0).Get(ctx)
 //	n, err := agas.Call(ctx, s, rt, gid, inc, 1).Get(ctx)
 //	err = s.Migrate(ctx, rt, gid, 2)
+//
+// The tiles of distributed arrays are components of package primitives:
+// their fetches are Readers, and primitives.MigrateTile moves one.
 package agas

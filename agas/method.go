@@ -31,11 +31,7 @@ func RegisterMethod[T, A, R any](reg *runtime.Registry, s *Service, name string,
 	m.action = runtime.Register(reg, "agas.method."+name, func(ctx context.Context, inv invocation[A]) (R, error) {
 		return serveMethod(ctx, s, *self, fn, inv)
 	})
-	if _, ok := any(new(T)).(migratable); ok {
-		s.mu.Lock()
-		s.types[typeName[T]()] = func() migratable { return any(new(T)).(migratable) }
-		s.mu.Unlock()
-	}
+	registerType[T](s)
 	return m
 }
 

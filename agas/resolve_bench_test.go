@@ -28,3 +28,23 @@ func BenchmarkResolveCached(b *testing.B) {
 		l.mu.Unlock()
 	}
 }
+
+// BenchmarkIsLocal is the check a tile's home makes on every fetch by name
+// of the tile, to forward it if the tile moved.
+func BenchmarkIsLocal(b *testing.B) {
+	reg := runtime.NewRegistry()
+	s := New(reg)
+	job, err := runtime.StartLocal(b.Context(), 2, runtime.Config{Registry: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities[1]
+	gid := Create(s, rt, &struct{}{})
+	b.ResetTimer()
+	for range b.N {
+		if !s.IsLocal(rt, gid) {
+			b.Fatal("the object is not local")
+		}
+	}
+}

@@ -23,7 +23,8 @@ type Array struct {
 	data []float64
 
 	env      atomic.Pointer[Env]       // that published it
-	gid      agas.GID                  // the tile's AGAS component
+	gid      agas.GID                  // this locality's tile's AGAS component
+	gids     atomic.Pointer[tileGIDs]  // other tiles' components, learned when they moved
 	named    *runtime.Future[struct{}] // its AGAS name's registration
 	released atomic.Bool               // by this locality (Release)
 

@@ -8,9 +8,13 @@ type Counters struct {
 	// BytesFetched is the bytes of remote blocks this locality received
 	// (Fetch, Retile, Dot); BlocksFetched counts those blocks.
 	BytesFetched, BlocksFetched uint64
-	// BytesServed is the bytes of its tiles this locality sent to others'
-	// fetches.
+	// BytesServed is the bytes of tiles this locality sent to others'
+	// fetches: its own tiles, and tiles migrated here (MigrateTile).
 	BytesServed uint64
+	// FetchesForwarded counts fetches of this locality's tiles that
+	// arrived after the tile had migrated and were passed on to where it
+	// lives (the asking locality then fetches from there directly).
+	FetchesForwarded uint64
 	// LiveArrayBytes is the memory of the tiles of this locality's arrays
 	// made and not yet released (Array.Release); PeakArrayBytes is its
 	// highest value.
@@ -19,18 +23,19 @@ type Counters struct {
 
 // counters are the Env's atomic counters behind Counters.
 type counters struct {
-	bytesFetched, blocksFetched, bytesServed atomic.Uint64
-	live, peak                               atomic.Int64
+	bytesFetched, blocksFetched, bytesServed, fetchesForwarded atomic.Uint64
+	live, peak                                                 atomic.Int64
 }
 
 // Counters returns a snapshot of the Env's counters.
 func (e *Env) Counters() Counters {
 	return Counters{
-		BytesFetched:   e.tiles.ctr.bytesFetched.Load(),
-		BlocksFetched:  e.tiles.ctr.blocksFetched.Load(),
-		BytesServed:    e.tiles.ctr.bytesServed.Load(),
-		LiveArrayBytes: e.tiles.ctr.live.Load(),
-		PeakArrayBytes: e.tiles.ctr.peak.Load(),
+		BytesFetched:     e.tiles.ctr.bytesFetched.Load(),
+		BlocksFetched:    e.tiles.ctr.blocksFetched.Load(),
+		BytesServed:      e.tiles.ctr.bytesServed.Load(),
+		FetchesForwarded: e.tiles.ctr.fetchesForwarded.Load(),
+		LiveArrayBytes:   e.tiles.ctr.live.Load(),
+		PeakArrayBytes:   e.tiles.ctr.peak.Load(),
 	}
 }
 

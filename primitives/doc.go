@@ -47,10 +47,27 @@
 // that the caller reads straight into its slice (runtime.AsyncInto; a
 // fetch that arrives before the owner made the array waits without
 // keeping a worker lane). An array something fetches from is also named
-// in AGAS, once, as /array/<name>/<generation>/<locality> (basename
+// in AGAS, once: its tile becomes an AGAS component (the tile's bytes and
+// shape, sharing the array's memory) registered as
+// /array/<name>/<generation>/<locality> (basename
 // "array/<name>/<generation>", sequence number the locality; the
 // registration is a future nobody waits for): arrays nothing fetches from,
 // most intermediate results, never cost AGAS parcels.
+//
+// MigrateTile moves a tile's component to another locality, from any
+// locality, also while primitives fetch from the array. Fetches resolve
+// where a tile lives: a tile this locality knows moved is read through
+// AGAS (agas.ReadInto: the owner from the locality's cache, a map
+// look-up, or through the tile's home; a locality the tile left forwards
+// the fetch and corrects the cache); any other is fetched by name from
+// its locality, which answers from its memory — every tile that never
+// moved, at no extra cost — or, if the tile moved, forwards the fetch
+// through AGAS and tells the asker the tile's GID for its next fetches.
+// Either way the reply lands in the caller's slice. The annotation keeps
+// describing the tiling after a move: tile i is locality i's part, which
+// its primitives compute with and its local view (Local, Dense, View)
+// shows, from memory it keeps (arrays never change); a move relocates
+// where the tile is served from, which TileLocality reports.
 //
 // Derived results (element-wise, Transpose, Retile, Dot, slices, ...) are
 // named "<base>~<k>" — the first input's name without an earlier "~<k>",
@@ -67,9 +84,9 @@
 // locality keeps serving slower ones. Arrays never released live until the
 // runtime ends; long programs release what they are done with.
 //
-// Env.Counters gives the locality's BytesFetched, BlocksFetched and
-// BytesServed, and LiveArrayBytes/PeakArrayBytes (tiles made and not yet
-// dropped).
+// Env.Counters gives the locality's BytesFetched, BlocksFetched,
+// BytesServed and FetchesForwarded (of its tiles that had moved), and
+// LiveArrayBytes/PeakArrayBytes (tiles made and not yet dropped).
 //
 // # Primitives
 //

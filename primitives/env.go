@@ -16,16 +16,22 @@ import (
 // (Register), and passes them to NewEnv.
 type Actions struct {
 	agas    *agas.Service
-	fetch   runtime.Action[fetchArgs, []float64] // fetch_block
-	release runtime.Action[string, struct{}]     // array_release
+	fetch   runtime.Action[fetchArgs, []float64]  // fetch_block
+	release runtime.Action[string, struct{}]      // array_release
+	read    agas.Reader[tileComponent, fetchArgs] // fetch_tile
+	migrate runtime.Action[tileMove, struct{}]    // tile_migrate
+	learn   runtime.Action[tileGID, struct{}]     // tile_gid
+	where   runtime.Action[string, int]           // tile_where
 
 	mu     sync.Mutex
 	tables map[*runtime.Runtime]*tileTable // each locality's tiles
 }
 
 // Register adds the primitives' actions to reg, on every locality, before
-// the runtime starts: fetch_block (a block of a tile, Array.Fetch) and
-// array_release (Array.Release). s is the program's AGAS service on the
+// the runtime starts: fetch_block (a block of a tile, Array.Fetch),
+// array_release (Array.Release), and for tiles as AGAS components the
+// reader fetch_tile and the actions tile_migrate (MigrateTile), tile_gid
+// and tile_where (TileLocality). s is the program's AGAS service on the
 // same registry (agas.New(reg)); the tiles of arrays are named in it.
 // Register also sets the BLAS of the build for gonum's blas64 and lapack64
 // (BLAS): OpenBLAS with -tags openblas.
@@ -34,6 +40,10 @@ func Register(reg *runtime.Registry, s *agas.Service) *Actions {
 	acts := &Actions{agas: s, tables: make(map[*runtime.Runtime]*tileTable)}
 	acts.fetch = runtime.Register(reg, "fetch_block", acts.fetchAction)
 	acts.release = runtime.Register(reg, "array_release", acts.releaseAction)
+	acts.read = agas.RegisterReader(reg, s, "fetch_tile", acts.readTile)
+	acts.migrate = runtime.Register(reg, "tile_migrate", acts.migrateAction)
+	acts.learn = runtime.Register(reg, "tile_gid", acts.gidAction)
+	acts.where = runtime.Register(reg, "tile_where", acts.whereAction)
 	return acts
 }
 

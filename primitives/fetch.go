@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
 	"github.com/tinylib/msgp/msgp"
 )
 
-// fetchArgs are the arguments of fetch_block: the full name of an array
-// and a block of the tile the target locality holds.
+// fetchArgs are the arguments of fetch_block and fetch_tile: the full name
+// of an array, a block of the tile the target holds, and the locality
+// asking (told the tile's GID when the tile moved).
 type fetchArgs struct {
 	Name  string
 	Block annotate.Block
+	From  uint32
 }
 
 // MarshalParcel encodes the name and the block's spans (msgp).
@@ -24,7 +27,7 @@ func (f fetchArgs) MarshalParcel(b []byte) ([]byte, [][]byte, error) {
 		b = msgp.AppendInt(b, s.Start)
 		b = msgp.AppendInt(b, s.Stop)
 	}
-	return b, nil, nil
+	return msgp.AppendUint32(b, f.From), nil, nil
 }
 
 // UnmarshalParcel decodes what MarshalParcel produced.
@@ -49,12 +52,18 @@ func (f *fetchArgs) UnmarshalParcel(b []byte, _ [][]byte) error {
 			return fmt.Errorf("fetch_block arguments: %w", err)
 		}
 	}
+	if f.From, _, err = msgp.ReadUint32Bytes(b); err != nil {
+		return fmt.Errorf("fetch_block arguments: %w", err)
+	}
 	return nil
 }
 
 // fetchAction is fetch_block: it waits until the named array is published
 // on this locality and returns the elements of the block, which must lie in
-// the tile it holds, row-major. The result travels as one raw chunk.
+// the tile it holds, row-major. The result travels as one raw chunk. If
+// the tile's AGAS component moved (MigrateTile), the fetch is passed on to
+// where it lives through AGAS, and the asking locality is told the tile's
+// GID, so that its next fetches go there.
 func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, error) {
 	rt := runtime.FromContext(ctx)
 	if rt == nil {
@@ -72,6 +81,9 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 	if len(f.Block) != len(h) || checkBlock(a.ann.Tiling.Shape, f.Block) != nil || !h.Contains(f.Block) {
 		return nil, fmt.Errorf("fetch_block on locality %d: array %s: block %v is not in the tile %v held here", rt.Here(), f.Name, f.Block, h)
 	}
+	if a.gid != 0 && !acts.agas.IsLocal(rt, a.gid) {
+		return acts.forward(ctx, rt, a, f)
+	}
 	if !a.hold() {
 		return nil, fmt.Errorf("fetch_block on locality %d: array %s was released by every locality", rt.Here(), f.Name)
 	}
@@ -79,6 +91,27 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 	out := rt.Float64s(f.Block.Size())
 	copyBlock(out, f.Block, a.data, h, f.Block)
 	t.ctr.bytesServed.Add(uint64(8 * len(out)))
+	return out, nil
+}
+
+// forward passes a fetch of a's tile, whose component moved, on to where it
+// lives, and tells the asking locality the tile's GID. a.gid is set (by
+// Env.name, under the table's lock, before the caller read it).
+func (acts *Actions) forward(ctx context.Context, rt *runtime.Runtime, a *Array, f fetchArgs) ([]float64, error) {
+	acts.tableOf(rt).ctr.fetchesForwarded.Add(1)
+	r := agas.ReadInto(ctx, acts.agas, rt, a.gid, acts.read, fetchArgs{Name: f.Name, Block: f.Block, From: rt.Here()}, nil)
+	var learnt *runtime.Future[struct{}]
+	if f.From != rt.Here() {
+		// The asker learns the GID before it has the reply.
+		learnt = runtime.Async(ctx, rt.Locality(f.From), acts.learn, tileGID{Name: f.Name, Tile: int(rt.Here()), GID: a.gid})
+	}
+	out, err := r.Get(ctx)
+	if err == nil && learnt != nil {
+		err = learnt.Err(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetch_block on locality %d: array %s: its tile moved (AGAS %v): %w", rt.Here(), f.Name, a.gid, err)
+	}
 	return out, nil
 }
 
@@ -175,11 +208,20 @@ func wrapFetch(e *Env, op string, err error) error {
 	return e.wrap(op, err)
 }
 
-// fetchInto fetches block of a's tile on locality from (inside its held
-// block) into dst, which has block's size: the chunk is read straight into
-// dst.
+// fetchInto fetches block of tile `from` of a (inside its held block) into
+// dst, which has block's size: the chunk is read straight into dst. A tile
+// whose GID this locality learned (it moved) is read through AGAS from
+// where it lives (agas.ReadInto: the owner from the cache, or its home);
+// any other by name from its locality, which forwards the fetch if the
+// tile moved (see migrate.go).
 func (e *Env) fetchInto(ctx context.Context, a *Array, from int, block annotate.Block, dst []float64) *runtime.Future[[]float64] {
-	f := runtime.AsyncInto(ctx, e.rt.Locality(uint32(from)), e.acts.fetch, fetchArgs{Name: a.ann.FullName(), Block: block}, dst)
+	args := fetchArgs{Name: a.ann.FullName(), Block: block, From: e.rt.Here()}
+	var f *runtime.Future[[]float64]
+	if gid := a.learnedGID(from); gid != 0 {
+		f = agas.ReadInto(ctx, e.acts.agas, e.rt, gid, e.acts.read, args, dst)
+	} else {
+		f = runtime.AsyncInto(ctx, e.rt.Locality(uint32(from)), e.acts.fetch, args, dst)
+	}
 	return runtime.Then(ctx, f, func(_ context.Context, v []float64) ([]float64, error) {
 		if len(v) != block.Size() {
 			return nil, fmt.Errorf("array %s: fetch of block %v from locality %d returned %d elements, want %d", a.Name(), block, from, len(v), block.Size())

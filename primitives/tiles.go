@@ -21,7 +21,8 @@ import (
 // lane). That is a local map insert: making an array sends nothing.
 //
 // An array something fetches from is also named in AGAS, once: its tile
-// becomes an AGAS component registered under
+// becomes an AGAS component (a tileComponent, see migrate.go: it can
+// migrate, and fetches follow it) registered under
 // /array/<name>/<generation>/<locality> (basename "array/" + full name,
 // sequence number the locality), when a primitive that fetches from it
 // (Fetch, Retile, VDot, Dot, the slices) first takes it on a locality, or
@@ -169,8 +170,9 @@ func (e *Env) adopt(op string, x *Array) error {
 	return nil
 }
 
-// name registers a's tile in AGAS, once: a component (agas.Create, local)
-// named /array/<name>/<generation>/<locality> (a future nobody waits for).
+// name registers a's tile in AGAS, once: a tileComponent over a's memory
+// (agas.Create, local) named /array/<name>/<generation>/<locality> (a
+// future nobody waits for).
 func (e *Env) name(a *Array) {
 	t := e.tiles
 	t.mu.Lock()
@@ -178,7 +180,10 @@ func (e *Env) name(a *Array) {
 	if a.named != nil || a.released.Load() {
 		return
 	}
-	a.gid = agas.Create(e.acts.agas, e.rt, a)
+	h := a.ann.Local().Halo
+	a.gid = agas.Create(e.acts.agas, e.rt, &tileComponent{
+		Name: a.ann.FullName(), Tile: e.Locality(), Shape: a.ann.Tiling.Shape, Held: h, Data: a.data, arr: a,
+	})
 	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+a.ann.FullName(), a.gid, uint32(e.Locality()))
 }
 
