@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ type Row struct {
 	Den       Measure
 	DenText   string // what the baseline is, shown after its figure
 	Format    string // of both figures, e.g. "%.1f µs"
+	RatioFmt  string // of the ratio; "%.2f" when empty
 	RatioUnit string // the ratio is the median of this metric of Num's lines (a ratio the program paired itself)
 	Pick      bool   // Num is the one of Num.Jobs with the highest median (the best mode)
 	Inverse   bool   // the ratio is the baseline's over Tessera's (an efficiency)
@@ -136,11 +138,11 @@ func rowView(row Row, fig Figures) RowView {
 		rv.Tessera += " " + row.NumText
 	}
 	rv.Baseline, rv.Ratio = "—", "—"
-	if len(row.Den.Jobs) > 0 || row.RatioUnit != "" || fig.Recorded {
+	if len(row.Den.Jobs) > 0 || row.RatioUnit != "" {
 		if len(row.Den.Jobs) > 0 {
 			rv.Baseline = cell(row.Format, fig.DenMed) + " (" + row.DenText + ")"
 		}
-		rv.Ratio = cell("%.2f", fig.Ratio)
+		rv.Ratio = cell(cmp.Or(row.RatioFmt, "%.2f"), fig.Ratio)
 	}
 	switch fig.Status {
 	case "met":

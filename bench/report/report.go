@@ -258,7 +258,7 @@ func Compute(f *File, row Row) Figures {
 // run measures the row again.
 func (fig *Figures) recorded(f *File, id string) {
 	for _, r := range f.Results {
-		if benchName(r) != "Row/"+id {
+		if string(r.Name.Full()) != "Row/"+id {
 			continue
 		}
 		fig.Recorded = true
