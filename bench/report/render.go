@@ -159,7 +159,7 @@ func rowView(row Row, fig Figures) RowView {
 		rv.Status += "; " + row.Note
 	}
 	if len(fig.Num) > 0 {
-		rv.PerRep = list("%.4g", fig.Num)
+		rv.PerRep = list(strings.Fields(row.Format)[0], fig.Num)
 		if len(fig.Ratios) > 0 {
 			rv.PerRep += "; ratios " + list("%.2f", fig.Ratios)
 		}
