@@ -22,6 +22,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -180,7 +181,11 @@ func runPlan(p plan, bin, path, header string) error {
 	}
 	var lines []string
 	body.WriteString(header)
-	fmt.Fprintf(&body, "section: %s\nreps: %d\n", p.name, count("REPS", 3))
+	reps := 0
+	for _, ph := range p.phases {
+		reps = max(reps, ph.reps)
+	}
+	fmt.Fprintf(&body, "section: %s\nreps: %d\n", p.name, reps)
 	for _, k := range all {
 		if k.group != "" && r.failed[k.group] {
 			continue
@@ -348,7 +353,7 @@ func machine(bin string) string {
 		}
 	}
 	kernel := strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))
-	idle := strings.TrimSpace(readFile("/sys/devices/system/cpu/cpuidle/current_driver"))
+	idle := cmp.Or(strings.TrimSpace(readFile("/sys/devices/system/cpu/cpuidle/current_driver")), "unknown")
 	if hp := strings.TrimSpace(readFile("/sys/module/haltpoll/parameters/guest_halt_poll_ns")); hp != "" {
 		idle += " (guest_halt_poll_ns " + hp + ")"
 	}

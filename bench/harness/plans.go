@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,7 +235,7 @@ func cannonLines(out string) []string {
 
 func cannon(bin string, reps int) plan {
 	sizes, warm := words("CANNON_SIZES", "2048 4096"), str(count("CANNON_WARM", 3))
-	threads := str(count("CANNON_THREADS", 2))
+	threads := str(goruntime.NumCPU()) // the baseline's OpenBLAS threads besides 1
 	tess := func(name, build, p string, n string) job {
 		localities, _ := strconv.Atoi(p)
 		j := run(name, localities, nil, variant("cannon", build), "-n", n, "--repeat", warm)

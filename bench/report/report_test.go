@@ -178,7 +178,7 @@ func TestRender(t *testing.T) {
 		"## Spine\n\nWhat the spine measures.",
 		"commit abc1234",
 		"    go test -bench Tasks",
-		"| round trip | 30.0, 50.0, 40.0; ratios 1.50, 2.00, 1.00 | 40.0 µs | 1.50 | **met** |",
+		"| round trip | 30.0, 50.0, 40.0; ratios 1.50, 2.00, 1.00 | 40.0 µs | 25.0 µs (raw) | 1.50 | **met** |",
 		"failed in the last run (their earlier results are shown):** later",
 		"*No results yet",
 	} {
