@@ -17,8 +17,9 @@ against each other line by line.
     python3 bench/als_numpy.py ratings.csv --factors 40 --iterations 5
 
 Prints "iteration k/K: S s, loss L" per iteration and a final line
-"RESULT name=als_numpy seconds=S" with the time of the iterations alone
-(not the file reading), which is what bench/sections compare.
+"BenchmarkALS/numpy K S s/op L loss" in Go's benchmark format, with the
+time of the iterations alone (not the file reading) and the last loss,
+which bench/harness compares.
 """
 
 import argparse
@@ -95,7 +96,7 @@ def main():
         y = solve(item_rows, x, a.regularization, a.alpha)
         l = loss(u, i, r, x, y, a.regularization, a.alpha)
         print(f"iteration {k}/{a.iterations}: {time.perf_counter() - t0:.3f} s, loss {l:.10g}")
-    print(f"RESULT name=als_numpy seconds={time.perf_counter() - start:.4f}")
+    print(f"BenchmarkALS/numpy {a.iterations} {time.perf_counter() - start:.4f} s/op {l:.10g} loss")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ product kept in chunks as Tessera keeps it in tiles.
 
     OPENBLAS_NUM_THREADS=1 python3 bench/cannon_dask.py -n 4096 --repeat 3
 
-Prints "RESULT name=dask n=N seconds=S gflops=G times=T1,T2,..." with
-the best time and every product's, as examples/cannon does for Tessera.
+Prints "BenchmarkDask/n=N K S s/op G GFLOP/s" in Go's benchmark format,
+with the best time of the K products.
 """
 
 import argparse
@@ -41,8 +41,7 @@ def main():
             times.append(time.perf_counter() - start)
             del z
     best = min(times)
-    print(f"RESULT name=dask n={a.n} seconds={best:.6f} gflops={2 * a.n ** 3 / best / 1e9:.3f} "
-          f"times={','.join(f'{t:.6f}' for t in times)}")
+    print(f"BenchmarkDask/n={a.n} {a.repeat} {best:.6f} s/op {2 * a.n ** 3 / best / 1e9:.3f} GFLOP/s")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ reproduced below), so the checksum equals the Tessera program's.
 
     python3 bench/conv1d_numpy.py --pages 2000 --steps 80 --in 3 --kernel 10 --filters 100 -n 10
 
-Prints "RESULT name=conv1d_numpy seconds=S min=M n=N checksum=C": the
+Prints "BenchmarkConv1D/numpy N S s/op M min-s/op C checksum": the
 median and the smallest time of one convolution (after warm-up) and the sum
 of the output.
 """
@@ -67,8 +67,8 @@ def main():
         ref = sum(x[b, t + k, c] * w[k * C + c, f] for k in range(K) for c in range(C))
         assert abs(y[b, t, f] - ref) <= 1e-12 * max(1.0, abs(ref)), (b, t, f, y[b, t, f], ref)
     times.sort()
-    print("RESULT name=conv1d_numpy seconds=%.6f min=%.6f n=%d checksum=%.10e"
-          % (times[len(times) // 2], times[0], len(times), out.sum()))
+    print("BenchmarkConv1D/numpy %d %.6f s/op %.6f min-s/op %.10e checksum"
+          % (len(times), times[len(times) // 2], times[0], out.sum()))
 
 
 if __name__ == "__main__":

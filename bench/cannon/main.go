@@ -9,7 +9,7 @@
 // (2n³ floating-point operations) and every product's time:
 //
 //	cannon -n 2048 -repeat 3
-//	RESULT name=dgemm n=2048 seconds=1.234567 gflops=13.917 times=...
+//	BenchmarkDgemm/n=2048 3 1.234567 s/op 13.917 GFLOP/s
 //
 // With -grid q it runs the Dgemms of Cannon on a q x q grid without its
 // communication (tiles.go): q² processes at once, each multiplying q pairs
@@ -20,16 +20,16 @@
 // distributed product of these tiles can reach on this machine:
 //
 //	OPENBLAS_NUM_THREADS=1 cannon -n 4096 -grid 2 -repeat 3
-//	RESULT name=nocomm n=4096 procs=4 seconds=2.234567 gflops=61.505 times=...
+//	BenchmarkNocomm/n=4096 3 2.234567 s/op 61.505 GFLOP/s
 package main
 
 import (
 	"flag"
 	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -94,7 +94,7 @@ func oneDgemm(n, repeat int, seed uint64) {
 		best, times[r] = min(best, s), fmt.Sprintf("%.6f", s)
 	}
 	fmt.Printf("dgemm: %d x %d product in one process (BLAS %s): %.4f s (best of %d)\n", n, n, primitives.BLAS(), best, repeat)
-	fmt.Printf("RESULT name=dgemm n=%d seconds=%.6f gflops=%.3f times=%s\n", n, best, gflops(n, best), strings.Join(times, ","))
+	benchline.Print(os.Stdout, fmt.Sprintf("Dgemm/n=%d", n), repeat, benchline.Metric{Value: best, Unit: "s/op"}, benchline.Metric{Value: gflops(n, best), Unit: "GFLOP/s"})
 }
 
 // gflops is the rate of an n x n product of s seconds.

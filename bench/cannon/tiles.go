@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -90,7 +91,7 @@ func noComm(n, q, repeat int, seed uint64) error {
 		list[i] = fmt.Sprintf("%.6f", s)
 	}
 	fmt.Printf("nocomm: Cannon's Dgemms of %d x %d on a %dx%d grid in %d processes at once, no communication: %.4f s\n", n, n, q, q, q*q, best)
-	fmt.Printf("RESULT name=nocomm n=%d procs=%d seconds=%.6f gflops=%.3f times=%s\n", n, q*q, best, gflops(n, best), strings.Join(list, ","))
+	benchline.Print(os.Stdout, fmt.Sprintf("Nocomm/n=%d", n), len(list), benchline.Metric{Value: best, Unit: "s/op"}, benchline.Metric{Value: gflops(n, best), Unit: "GFLOP/s"})
 	return nil
 }
 

@@ -10,7 +10,7 @@
 // to back, each waited for before the next starts. Locality 0 times the
 // second loop and prints one line per measurement
 //
-//	RESULT name=allreduce1 us=41.250 gbps=0.0002 n=2000 sites=4
+//	BenchmarkColl/allreduce1 2000 41.250 us/op 0.0002 GB/s
 //
 // with microseconds per operation and gbps = bytes per site / time per
 // operation (10^9 bytes per second). Each result is handed back with
@@ -25,6 +25,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"os"
 	goruntime "runtime"
 	"strings"
@@ -86,7 +87,7 @@ func main() {
 			}
 			per := time.Since(start).Seconds() / float64(n)
 			if rt.Here() == 0 {
-				fmt.Printf("RESULT name=%s us=%.3f gbps=%.6f n=%d sites=%d\n", name, per*1e6, float64(elems*8)/per/1e9, n, sites)
+				benchline.Print(os.Stdout, "Coll/"+name, n, benchline.Metric{Value: per * 1e6, Unit: "us/op"}, benchline.Metric{Value: float64(elems*8) / per / 1e9, Unit: "GB/s"})
 			}
 			return nil
 		}

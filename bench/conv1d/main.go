@@ -10,7 +10,7 @@
 // last once timed (as a training loop drops a layer's output); locality 0
 // times each one and prints
 //
-//	RESULT name=conv1d_tessera seconds=0.01234 min=0.01200 n=10 localities=2 checksum=...
+//	BenchmarkConv1D/tessera 10 0.01234 s/op 0.01200 min-s/op 1.234e+05 checksum
 //
 // with the median and the smallest time of one convolution, and the sum of
 // the output (gathered by Sum), which bench/conv1d_numpy.py prints for the
@@ -21,6 +21,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"os"
 	"slices"
 	"time"
@@ -94,8 +95,8 @@ func main() {
 		}
 		if rt.Here() == 0 {
 			slices.Sort(times)
-			fmt.Printf("RESULT name=conv1d_tessera seconds=%.6f min=%.6f n=%d localities=%d checksum=%.10e\n",
-				times[len(times)/2], times[0], len(times), e.Size(), sum)
+			fmt.Println(benchline.Format("Conv1D/tessera", len(times), benchline.Metric{Value: times[len(times)/2], Unit: "s/op"},
+				benchline.Metric{Value: times[0], Unit: "min-s/op"}) + fmt.Sprintf(" %.10e checksum", sum))
 		}
 		return nil
 	}))

@@ -10,8 +10,8 @@
 // Each measurement warms up with -warmup calls per caller, then times -n.
 // Locality 0 prints
 //
-//	RESULT name=fan us=31.2 localities=4
-//	RESULT name=ring us=48.0 localities=4
+//	BenchmarkLat/fan 3000 31.2 us/rtt
+//	BenchmarkLat/ring 3000 48.0 us/rtt
 //
 // with the mean microseconds per round trip (for ring, the slowest
 // locality's mean).
@@ -20,7 +20,7 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"os"
 	"time"
 
@@ -87,9 +87,9 @@ func main() {
 		}
 		if here == 0 {
 			if size > 1 {
-				fmt.Printf("RESULT name=fan us=%.2f localities=%d\n", fan, size)
+				benchline.Print(os.Stdout, "Lat/fan", *n, benchline.Metric{Value: fan, Unit: "us/rtt"})
 			}
-			fmt.Printf("RESULT name=ring us=%.2f localities=%d\n", worst[0], size)
+			benchline.Print(os.Stdout, "Lat/ring", *n, benchline.Metric{Value: worst[0], Unit: "us/rtt"})
 		}
 		return nil
 	}))

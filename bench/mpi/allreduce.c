@@ -7,7 +7,7 @@
  * Every rank runs each measurement: MPI_Barrier, warm-up operations,
  * MPI_Barrier, then N timed operations; rank 0 prints
  *
- *   RESULT name=mpi_allreduce1 us=... gbps=... n=... sites=...
+ *   BenchmarkColl/mpi_allreduce1 N US us/op GBPS GB/s
  *
  * with microseconds per operation and gbps = bytes per rank / time per
  * operation (10^9 bytes per second), like collbench.
@@ -30,8 +30,8 @@ static void report(const char *name, size_t elems, int n, double seconds)
 {
 	double per = seconds / n;
 	if (rank == 0)
-		printf("RESULT name=%s us=%.3f gbps=%.6f n=%d sites=%d\n", name, per * 1e6,
-		       (double)(elems * sizeof(double)) / per / 1e9, n, size);
+		printf("BenchmarkColl/%s %d %.3f us/op %.6f GB/s\n", name, n, per * 1e6,
+		       (double)(elems * sizeof(double)) / per / 1e9);
 	fflush(stdout);
 }
 

@@ -9,7 +9,7 @@
  * for them before the next send. After WARMUP round trips and an
  * MPI_Barrier, N round trips are timed and rank 0 prints
  *
- *   RESULT name=mpi_rtt us_per_rtt=... n=...
+ *   BenchmarkMPI/mpi_rtt N US us/rtt
  *
  * Open MPI polls while it waits in MPI_Recv (it does not block in the
  * kernel), which is what the Tessera poll progress mode is compared with.
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (rank == 0)
-		printf("RESULT name=mpi_rtt us_per_rtt=%.3f n=%d\n", (MPI_Wtime() - start) / n * 1e6, n);
+		printf("BenchmarkMPI/mpi_rtt %d %.3f us/rtt\n", n, (MPI_Wtime() - start) / n * 1e6);
 	fflush(stdout);
 	free(buf);
 	MPI_Finalize();

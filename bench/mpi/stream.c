@@ -16,13 +16,13 @@
  * buffer's receive again. After WARMUP blocks and an MPI_Barrier, N
  * blocks are timed until the last reply, and rank 0 prints
  *
- *   RESULT name=mpi_bw gbps=... n=... window=...
+ *   BenchmarkMPI/mpi_bw N GBPS GB/s
  *
  * Then the same blocks go as Open MPI streams them fastest here: rank 0
  * calls MPI_Send block after block, rank 1 MPI_Recv into one buffer, and
  * answers the last one with one byte (WARMUP, a barrier, N timed):
  *
- *   RESULT name=mpi_bw_send gbps=... n=...
+ *   BenchmarkMPI/mpi_bw_send N GBPS GB/s
  *
  * (gbps is 10^9 bytes of payload per second).
  *
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	run(rank, n, elems, window, block, bufs, sends, replies, got);
 	double took = MPI_Wtime() - start;
 	if (rank == 0)
-		printf("RESULT name=mpi_bw gbps=%.4f n=%d window=%d\n", (double)n * elems * sizeof(double) / took / 1e9, n, window);
+		printf("BenchmarkMPI/mpi_bw %d %.4f GB/s\n", n, (double)n * elems * sizeof(double) / took / 1e9);
 	fflush(stdout);
 
 	if (warm > 0)
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	plain(rank, n, elems, block, bufs[0]);
 	took = MPI_Wtime() - start;
 	if (rank == 0)
-		printf("RESULT name=mpi_bw_send gbps=%.4f n=%d\n", (double)n * elems * sizeof(double) / took / 1e9, n);
+		printf("BenchmarkMPI/mpi_bw_send %d %.4f GB/s\n", n, (double)n * elems * sizeof(double) / took / 1e9);
 	fflush(stdout);
 	for (int i = 0; i < window; i++)
 		free(bufs[i]);

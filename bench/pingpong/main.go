@@ -44,7 +44,7 @@
 //	       burst on the plain connection (the order swapped every other
 //	       round), until each has made -rtt-n. Both see the same
 //	       processes, threads and placement on the cores at that moment.
-//	       Prints a ROUND line with the two times of each round, then
+//	       Prints a line with the two times of each round (.../round=R), then
 //	       the medians over the rounds and the median of the per-round
 //	       ratios (and the least and greatest). The localities must share
 //	       a machine (the plain connection is on 127.0.0.1).
@@ -59,12 +59,13 @@
 //	       counters and socket descriptors of the process (listener
 //	       included)
 //
-// Each test warms up, then times -n iterations and prints one line
+// Each test warms up, then times -n iterations and prints one line in Go's
+// benchmark format, the iterations as its count:
 //
-//	RESULT name=tessera_rtt us_per_rtt=23.41 n=20000
-//	RESULT name=raw_bw gbps=2.315 n=64
+//	BenchmarkPingpong/tessera_rtt 20000 23.41 us/rtt
+//	BenchmarkPingpong/raw_bw 64 2.315 GB/s
 //
-// (gbps is 10^9 bytes per second of payload). -cpuprofile FILE and -trace
+// (GB/s is 10^9 bytes per second of payload). -cpuprofile FILE and -trace
 // FILE write a CPU profile and an execution trace per process, FILE.L0 and
 // FILE.L1 for the localities, FILE.client and FILE.<test>.server for raw.
 package main
@@ -87,6 +88,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"github.com/tessera-amt/tessera/internal/affinity"
 	"github.com/tessera-amt/tessera/internal/sockopt"
 	"github.com/tessera-amt/tessera/runtime"
@@ -212,13 +214,47 @@ func profile(p params, suffix string) (stop func()) {
 	}
 }
 
+// result prints one line in Go's benchmark format (bench/internal/benchline):
+// the name under BenchmarkPingpong, the field "n" as the iteration count,
+// "size" as a key of the name, and every other field as a metric (unitOf).
 func result(name string, fields ...any) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "RESULT name=%s", name)
+	n, ms := 1, []benchline.Metric(nil)
 	for i := 0; i+1 < len(fields); i += 2 {
-		fmt.Fprintf(&b, " %s=%v", fields[i], fields[i+1])
+		k, s := fields[i].(string), fmt.Sprint(fields[i+1])
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			panic(fmt.Sprintf("result %s: field %s=%q is not a number", name, k, s))
+		}
+		switch k {
+		case "n":
+			n = int(v)
+		case "size":
+			name += "/size=" + s
+		default:
+			ms = append(ms, benchline.Metric{Value: v, Unit: unitOf(k)})
+		}
 	}
-	fmt.Println(b.String())
+	benchline.Print(os.Stdout, "Pingpong/"+name, n, ms...)
+}
+
+// unitOf names the unit of the metric in field k: the field's name, but
+// for those whose names are not units.
+func unitOf(k string) string {
+	switch k {
+	case "us_per_rtt":
+		return "us/rtt"
+	case "raw_us_per_rtt":
+		return "raw-us/rtt"
+	case "us_per_call":
+		return "us/call"
+	case "gbps":
+		return "GB/s"
+	case "calls_per_s":
+		return "calls/s"
+	case "parcels_per_write":
+		return "parcels/write"
+	}
+	return strings.ReplaceAll(k, "_", "-")
 }
 
 func usPer(d time.Duration, n int) string {
@@ -415,7 +451,7 @@ func paired(ctx context.Context, name string, peer runtime.Target, echo runtime.
 		}
 		t, w := float64(dt.Nanoseconds())/1e3/float64(p.pairBurst), float64(dr.Nanoseconds())/1e3/float64(p.pairBurst)
 		tes, raw, ratio = append(tes, t), append(raw, w), append(ratio, t/w)
-		fmt.Printf("ROUND name=%s round=%d us_per_rtt=%.3f raw_us_per_rtt=%.3f\n", name, r, t, w)
+		result(fmt.Sprintf("%s/round=%d", name, r), "us_per_rtt", fmt.Sprintf("%.3f", t), "raw_us_per_rtt", fmt.Sprintf("%.3f", w))
 	}
 	result(name, "us_per_rtt", fmt.Sprintf("%.3f", medianOf(tes)), "raw_us_per_rtt", fmt.Sprintf("%.3f", medianOf(raw)),
 		"ratio", fmt.Sprintf("%.4f", medianOf(ratio)), "ratio_min", fmt.Sprintf("%.4f", ratio[0]), "ratio_max", fmt.Sprintf("%.4f", ratio[len(ratio)-1]),

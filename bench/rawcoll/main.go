@@ -17,8 +17,8 @@
 //
 // Process 0 prints
 //
-//	RESULT name=raw_allreduce1 us=30.125 n=2000 sites=4
-//	RESULT name=raw_allgather1mib us=2790.412 gbps=0.375791 n=100 sites=4
+//	BenchmarkColl/raw_allreduce1 2000 30.125 us/op
+//	BenchmarkColl/raw_allgather1mib 100 2790.412 us/op 0.375791 GB/s
 package main
 
 import (
@@ -27,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"io"
 	"math"
 	"net"
@@ -159,7 +160,7 @@ func allReduce1(conns []net.Conn, me, n, warm int) error {
 		return err
 	}
 	if me == 0 {
-		fmt.Printf("RESULT name=raw_allreduce1 us=%.3f n=%d sites=%d\n", float64(took.Microseconds())/float64(n), n, size)
+		benchline.Print(os.Stdout, "Coll/raw_allreduce1", n, benchline.Metric{Value: float64(took.Microseconds()) / float64(n), Unit: "us/op"})
 	}
 	return nil
 }
@@ -210,7 +211,7 @@ func allGather1MiB(conns []net.Conn, me, n, warm int) error {
 	}
 	if me == 0 {
 		us := float64(took.Microseconds()) / float64(n)
-		fmt.Printf("RESULT name=raw_allgather1mib us=%.3f gbps=%f n=%d sites=%d\n", us, float64(m*8)/us/1e3, n, p)
+		benchline.Print(os.Stdout, "Coll/raw_allgather1mib", n, benchline.Metric{Value: us, Unit: "us/op"}, benchline.Metric{Value: float64(m*8) / us / 1e3, Unit: "GB/s"})
 	}
 	return nil
 }

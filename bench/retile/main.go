@@ -10,7 +10,7 @@
 // -cpuprofile FILE writes a CPU profile per locality (FILE.L0, ...).
 //
 //	retile: 4096 x 4096 row -> column on 4 localities: 100663296 bytes moved in 0.2134 s
-//	RESULT name=retile n=4096 localities=4 seconds=0.213400 bytes=100663296 gbps=0.472
+//	BenchmarkRetile/n=4096 5 0.213400 s/op 100663296 bytes 0.472 GB/s
 //
 // (gbps is 10^9 bytes per second).
 package main
@@ -19,6 +19,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
 	"os"
 	"slices"
 	"time"
@@ -116,7 +117,8 @@ func run(ctx context.Context, rt *runtime.Runtime, acts *primitives.Actions, n, 
 		}
 		moved := 8 * annotate.Moved(plan)
 		fmt.Printf("retile: %d x %d row -> column on %d localities: %d bytes moved in %.4f s (median of %d)\n", n, n, e.Size(), moved, med, reps)
-		fmt.Printf("RESULT name=retile n=%d localities=%d seconds=%.6f bytes=%d gbps=%.3f\n", n, e.Size(), med, moved, float64(moved)/med/1e9)
+		benchline.Print(os.Stdout, fmt.Sprintf("Retile/n=%d", n), reps, benchline.Metric{Value: med, Unit: "s/op"},
+			benchline.Metric{Value: float64(moved), Unit: "bytes"}, benchline.Metric{Value: float64(moved) / med / 1e9, Unit: "GB/s"})
 	}
 	return nil
 }
