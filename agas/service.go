@@ -29,8 +29,16 @@ type Service struct {
 	types  map[string]func() migratable // by type name, for migration
 }
 
-// New registers AGAS's actions in reg and returns the service.
+// New returns reg's AGAS service, registering AGAS's actions in reg on
+// the first call: one service per registry, shared by everything that
+// asks for it (primitives.Register takes it too), so calling New again
+// on the same registry returns the same service.
 func New(reg *runtime.Registry) *Service {
+	return runtime.Shared(reg, "agas", func() *Service { return newService(reg) })
+}
+
+// newService makes the service and registers its actions.
+func newService(reg *runtime.Registry) *Service {
 	s := &Service{locals: make(map[*runtime.Runtime]*local), types: make(map[string]func() migratable)}
 	reg.RegisterErrors(ErrNameTaken, ErrNoName, ErrFreed, ErrUnknownGID)
 	s.register = runtime.Register(reg, "agas.name.register", s.serveRegister)

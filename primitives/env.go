@@ -34,8 +34,19 @@ type Actions struct {
 // and tile_where (TileLocality). s is the program's AGAS service on the
 // same registry (agas.New(reg)); the tiles of arrays are named in it.
 // Register also sets the BLAS of the build for gonum's blas64 and lapack64
-// (BLAS): OpenBLAS with -tags openblas.
+// (BLAS): OpenBLAS with -tags openblas. Calling it again on the same
+// registry returns the same Actions (one per registry, as agas.New); with
+// another AGAS service it panics, naming the mismatch.
 func Register(reg *runtime.Registry, s *agas.Service) *Actions {
+	acts := runtime.Shared(reg, "primitives", func() *Actions { return register(reg, s) })
+	if acts.agas != s {
+		panic("primitives.Register: the registry's primitives already use another AGAS service; pass agas.New(reg), which is the same for every call")
+	}
+	return acts
+}
+
+// register makes the Actions and registers their actions.
+func register(reg *runtime.Registry, s *agas.Service) *Actions {
 	useBLAS()
 	acts := &Actions{agas: s, tables: make(map[*runtime.Runtime]*tileTable)}
 	acts.fetch = runtime.Register(reg, "fetch_block", acts.fetchAction)

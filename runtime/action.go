@@ -22,6 +22,9 @@ type Registry struct {
 	// served is actions once Start froze the registry (nil before): no
 	// longer written, so a call's lookup reads it without taking mu.
 	served atomic.Pointer[map[string]*actionEntry]
+
+	sharedMu sync.Mutex
+	shared   map[string]any // Shared's values, by key
 }
 
 // NewRegistry returns an empty registry.
