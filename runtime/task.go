@@ -51,10 +51,6 @@ type task struct {
 	pc     uintptr // function of a local task, named lazily
 	job    job     // the work; nil once run or dropped
 	lane   int
-	// own is the Done channel of the context the task's function runs
-	// with, when that is not the task itself (Spawn under a context that
-	// can end on its own); set by the task's goroutine before fn runs.
-	own <-chan struct{}
 	// nested counts the waiters this task runs inside of (helpWith), on
 	// the same goroutine's stack.
 	nested int
@@ -548,17 +544,14 @@ func (s *scheduler) runClaimed(t *task, lane int) int {
 // grow one stack without limit.
 const maxNested = 64
 
-// helpWith runs p, a task whose result t waits for with a context whose
-// Done is done, on t's own lane if p has not started yet: what a worker
-// would do once t gave its lane back, without the hand-off. t steps aside
-// for it like a task that blocks. It reports whether it ran p. It runs p
-// only when t waits with its own context — the task's, or the one its
-// function was given — which ends only with t itself: a wait that may end
-// before p does must stay free to return.
-func (t *task) helpWith(p *task, done <-chan struct{}) bool {
-	if done != t.Done() && (t.own == nil || done != t.own) {
-		return false
-	}
+// helpWith runs p, a task whose result t waits for, on t's own lane if p
+// has not started yet: what a worker would do once t gave its lane back,
+// without the hand-off. t steps aside for it like a task that blocks. It
+// reports whether it ran p. Whatever context t waits with, it decides
+// the same: a wait whose context ends meanwhile returns once p is done,
+// as it would return only once it had a lane again had t given its lane
+// to p.
+func (t *task) helpWith(p *task) bool {
 	if p.s != t.s || t.lane < 0 || t.nested >= maxNested || !p.claimed.CompareAndSwap(false, true) {
 		return false
 	}
