@@ -62,6 +62,9 @@ func TestWaitWithDerivedContextYieldsLane(t *testing.T) {
 				})
 				dctx, cancel := d.derive(ctx)
 				defer cancel()
+				if FromContext(dctx) != rt || TaskGUID(dctx) != me.guid {
+					return 0, errors.New("the derived context does not lead to the task and its locality")
+				}
 				v, err := p.Get(dctx)
 				if err == nil && !parked {
 					err = errors.New("the waiter was not parked while the other task ran")
