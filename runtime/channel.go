@@ -50,11 +50,9 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 	if site == c.here {
 		msg := collMsg{collHeader: collHeader{base: c.name, gen: tag, from: uint32(c.here), op: opChannel, count: anyCount},
 			source: c.rt.here, data: append([]float64(nil), v...)}
-		f, err := c.rt.coll.slot(c.rt.sched, c.box, slotKey{tag, 0, uint32(c.here)})
-		if err != nil {
-			return MakeFailed[struct{}](err)
+		if err := c.rt.coll.arrive(c.box, slotKey{tag, 0, uint32(c.here)}, msg, nil); err != nil {
+			return MakeFailed[struct{}](fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err))
 		}
-		f.set(msg, nil)
 		return MakeReady(struct{}{})
 	}
 	return ch.post(ctx, site, tag, "Set", &opRun{c: c, ctx: ctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}, v, nil)

@@ -44,20 +44,23 @@ type collMailbox struct {
 	inPlace atomic.Uint64       // messages read straight into a posted receive's memory
 }
 
-// collBox is one basename's messages and waiters, the generations that
-// failed, and this locality's recent calls; a message for a basename not
-// yet claimed here makes its box. Its fields are guarded by the mailbox's
-// mu; a Communicator keeps a pointer to its box, so that its own waits
-// look up no name.
+// collBox is one basename's messages and waiters with the generations
+// that failed (a slotMachine, whose waiters are the futures of the runs
+// that wait), its posted receives, and this locality's recent calls; a
+// message for a basename not yet claimed here makes its box. Its fields
+// are guarded by the mailbox's mu; a Communicator keeps a pointer to its
+// box, so that its own waits look up no name.
 type collBox struct {
 	name    string
 	claimed bool // by a Communicator of this locality
-	slots   map[slotKey]*Future[collMsg]
+	slots   slotMachine[*Future[collMsg]]
 	posted  map[slotKey]postedRecv    // where messages not yet here are to be read (post)
-	aborted map[uint64]error          // by generation
 	calls   [keptGenerations]keptCall // by generation modulo keptGenerations (collective_probe.go)
 	probes  map[uint64][]collMsg      // probes for generations not reached yet
 }
+
+// collDelivery is a future to fulfil with a message or an error.
+type collDelivery = slotDelivery[*Future[collMsg]]
 
 // postedRecv is a posted receive: the memory a message is to be read into,
 // and the locality it is to come from.
@@ -83,6 +86,9 @@ func (m *collMailbox) boxLocked(name []byte) *collBox {
 		m.boxes = make(map[string]*collBox)
 	}
 	b := &collBox{name: string(name)}
+	if m.err != nil {
+		b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotFail, err: m.err})
+	}
 	m.boxes[b.name] = b
 	return b
 }
@@ -115,31 +121,55 @@ func (m *collMailbox) release(b *collBox) {
 	m.mu.Unlock()
 }
 
-// slot returns the future for message k of b. The first of message and
-// waiter to ask creates it; the second takes it out of the box. It returns
-// nil when the generation or the runtime has failed, with the error.
-func (m *collMailbox) slot(s *scheduler, b *collBox, k slotKey) (*Future[collMsg], error) {
+// arrive files message k of b, which came from a reader or a local
+// Channel.Set, and hands it to its waiter if one waits. It returns why
+// nobody will read the message, or nil: the generation or the locality
+// failed, or a message of that key is here already.
+func (m *collMailbox) arrive(b *collBox, k slotKey, msg collMsg, err error) error {
+	var buf [1]collDelivery
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.err != nil {
-		return nil, m.err
+	b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotMessage, key: k, msg: msg, err: err})
+	ds, drops := b.slots.Ready()
+	ds = append(buf[:0], ds...)
+	var dropped error
+	if len(drops) > 0 {
+		dropped = drops[0].err
 	}
-	if err := b.aborted[k.gen]; err != nil {
-		return nil, err
-	}
-	if f := b.slots[k]; f != nil {
-		delete(b.slots, k)
-		return f, nil
-	}
-	if b.slots == nil {
-		b.slots = make(map[slotKey]*Future[collMsg])
-	}
-	f, _ := m.slots.Get().(*Future[collMsg])
+	b.slots.Advance()
+	m.mu.Unlock()
+	deliver(ds)
+	return dropped
+}
+
+// wait returns message k of b if it is here (f nil), or else the future
+// it will arrive in, which the caller gives back with reuse once it has
+// the message. err is the failure of the generation or the locality.
+func (m *collMailbox) wait(s *scheduler, b *collBox, k slotKey) (msg collMsg, f *Future[collMsg], err error) {
+	f, _ = m.slots.Get().(*Future[collMsg])
 	if f == nil {
 		f = newFuture[collMsg](s)
 	}
-	b.slots[k] = f
-	return f, nil
+	m.mu.Lock()
+	b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotWait, key: k, waiter: f})
+	ds, _ := b.slots.Ready()
+	now := len(ds) > 0 // the only delivery a wait makes is to its own waiter
+	if now {
+		msg, err = ds[0].msg, ds[0].err
+	}
+	b.slots.Advance()
+	m.mu.Unlock()
+	if now {
+		m.slots.Put(f) // never handed out
+		return msg, nil, err
+	}
+	return collMsg{}, f, nil
+}
+
+// deliver fulfils the futures of ds.
+func deliver(ds []collDelivery) {
+	for _, d := range ds {
+		d.waiter.set(d.msg, d.err)
+	}
 }
 
 // post has message k of b, when it arrives from locality source, read
@@ -154,7 +184,7 @@ func (m *collMailbox) post(b *collBox, k slotKey, source uint32, dst []float64) 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.err != nil || b.aborted[k.gen] != nil || b.slots[k] != nil {
+	if b.slots.failed(k.gen) != nil || b.slots.pending(k) {
 		return
 	}
 	if b.posted == nil {
@@ -233,26 +263,17 @@ func (m *collMailbox) reuse(f *Future[collMsg]) {
 // later waits at once; its buffered messages are dropped.
 func (m *collMailbox) abort(b *collBox, gen uint64, err error) {
 	m.mu.Lock()
-	if b.aborted[gen] != nil || m.err != nil {
+	if b.slots.failed(gen) != nil {
 		m.mu.Unlock()
 		return
 	}
-	if b.aborted == nil {
-		b.aborted = make(map[uint64]error)
-	}
-	b.aborted[gen] = err
 	m.unpostLocked(b, gen)
-	var fs []*Future[collMsg]
-	for k, f := range b.slots {
-		if k.gen == gen {
-			fs = append(fs, f)
-			delete(b.slots, k)
-		}
-	}
+	b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotAbort, gen: gen, err: err})
+	ds, _ := b.slots.Ready()
+	ds = append([]collDelivery(nil), ds...)
+	b.slots.Advance()
 	m.mu.Unlock()
-	for _, f := range fs {
-		f.set(collMsg{}, err)
-	}
+	deliver(ds)
 }
 
 // fail fails every wait, now and later, with the runtime's cause.
@@ -263,19 +284,17 @@ func (m *collMailbox) fail(err error) {
 		return
 	}
 	m.err = err
-	var fs []*Future[collMsg]
+	var all []collDelivery
 	for _, b := range m.boxes {
-		for _, f := range b.slots {
-			fs = append(fs, f)
-		}
-		b.slots = nil
+		b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotFail, err: err})
+		ds, _ := b.slots.Ready()
+		all = append(all, ds...)
+		b.slots.Advance()
 		m.posted.Add(-int64(len(b.posted)))
 		b.posted = nil
 	}
 	m.mu.Unlock()
-	for _, f := range fs {
-		f.set(collMsg{}, err)
-	}
+	deliver(all)
 }
 
 // deliverColl files a collective message; it runs on the reader goroutine
@@ -328,12 +347,7 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 			copy(parcel.Float64Bytes(msg.data), c)
 		}
 	}
-	f, err := rt.coll.slot(rt.sched, b, slotKey{h.gen, h.step, h.from})
-	if err != nil {
-		if h.op == opLent && lentErr == nil {
-			rt.Recycle(msg.data) // nobody will read it: the lender may reuse it
-		}
-		return // the generation or the locality failed: nobody will read it
+	if rt.coll.arrive(b, slotKey{h.gen, h.step, h.from}, msg, lentErr) != nil && h.op == opLent && lentErr == nil {
+		rt.Recycle(msg.data) // nobody will read it: the lender may reuse it
 	}
-	f.set(msg, lentErr)
 }

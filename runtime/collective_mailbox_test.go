@@ -150,8 +150,9 @@ func TestPostedReceiveTakesOnlyItsMessage(t *testing.T) {
 	}
 }
 
-// A slot's future, taken back once its message was taken, serves the next
-// message as a new one.
+// A waiter's future, taken back once its message was taken, serves the
+// next message as a new one; a message that came first is handed over
+// without a future.
 func TestCollMailboxReusesSlots(t *testing.T) {
 	var m collMailbox
 	s := &scheduler{}
@@ -161,34 +162,37 @@ func TestCollMailboxReusesSlots(t *testing.T) {
 	}
 	for i := range 100 {
 		k := slotKey{gen: uint64(i + 1), step: 1, from: 2}
-		first, err := m.slot(s, b, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first.IsReady() {
-			t.Fatalf("message %d: a new slot is ready already", i)
-		}
+		sent := collMsg{data: []float64{float64(i)}}
 		// The waiter comes first on even rounds, the message on odd ones.
 		if i%2 == 1 {
-			first.set(collMsg{data: []float64{float64(i)}}, nil)
+			if err := m.arrive(b, k, sent, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
-		second, err := m.slot(s, b, k)
+		msg, f, err := m.wait(s, b, k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if second != first {
-			t.Fatalf("message %d: the second party got another future", i)
+		if (f == nil) != (i%2 == 1) {
+			t.Fatalf("message %d: future %v for a waiter that came %s", i, f, map[bool]string{true: "second", false: "first"}[i%2 == 1])
 		}
-		if i%2 == 0 {
-			go second.set(collMsg{data: []float64{float64(i)}}, nil)
+		if f != nil {
+			if f.IsReady() {
+				t.Fatalf("message %d: a waiter's future is ready before its message came", i)
+			}
+			go m.arrive(b, k, sent, nil)
+			if msg, err = f.Get(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			m.reuse(f)
 		}
-		msg, err := second.Get(context.Background())
-		if err != nil || len(msg.data) != 1 || msg.data[0] != float64(i) {
-			t.Fatalf("message %d: got %v, %v", i, msg.data, err)
+		if len(msg.data) != 1 || msg.data[0] != float64(i) {
+			t.Fatalf("message %d: got %v", i, msg.data)
 		}
-		m.reuse(second)
 	}
-	if n := len(b.slots); n != 0 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := b.slots.len(); n != 0 {
 		t.Errorf("%d slots left in the box", n)
 	}
 }

@@ -75,15 +75,16 @@ func (r *opRun) recv(step uint32, from int) ([]float64, error) {
 // recvCount is recv that also returns the sender's element count.
 func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
 	rt := r.c.rt
-	f, err := rt.coll.slot(rt.sched, r.c.box, slotKey{r.gen, step, uint32(from)})
+	msg, f, err := rt.coll.wait(rt.sched, r.c.box, slotKey{r.gen, step, uint32(from)})
 	if err != nil {
 		return nil, 0, err
 	}
-	msg, err := r.await(f, from)
-	if err != nil {
-		return nil, 0, err
+	if f != nil {
+		if msg, err = r.await(f, from); err != nil {
+			return nil, 0, err
+		}
+		rt.coll.reuse(f)
 	}
-	rt.coll.reuse(f)
 	if msg.source != r.c.sites[from] {
 		return nil, 0, fmt.Errorf("message for site %d (locality %d) came from locality %d: the sites disagree on the communicator's localities",
 			from, r.c.sites[from], msg.source)

@@ -18,8 +18,11 @@ import (
 // goroutine deposits each message in the runtime's mailbox under
 // (basename, generation, step, sender site) without blocking; the operation
 // that waits for it holds a Future for the same key. Whoever comes second —
-// message or waiter — removes the slot, so messages for a generation this
-// locality has not reached yet simply wait (run-ahead).
+// message or waiter — completes the pair, so messages for a generation this
+// locality has not reached yet simply wait (run-ahead). That matching is a
+// state machine without goroutines (slotMachine, collective_slots.go); the
+// mailbox (collective_mailbox.go) drives it; an operation's run
+// (collective_run.go) sends and waits.
 
 // collOp names a collective operation on the wire.
 type collOp uint8
