@@ -217,7 +217,7 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 			blocks[j] = buf
 		}
 	}
-	got, err := e.comm.AllToAllV(r.Context(ctx), blocks).Get(ctx)
+	got, err := r.AllToAllV(ctx, blocks).Get(ctx)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}

@@ -150,7 +150,7 @@ func (rd *csvReader) read(ctx context.Context, rs [3]*runtime.Reservation) (*Arr
 	}
 
 	// Step 1: every locality's line and row counts and first row's columns.
-	counts, err := e.comm.AllGather(rs[0].Context(ctx), []float64{float64(rd.lines), float64(len(rd.rowStarts)), float64(rd.cols)}).Get(ctx)
+	counts, err := rs[0].AllGather(ctx, []float64{float64(rd.lines), float64(len(rd.rowStarts)), float64(rd.cols)}).Get(ctx)
 	if err != nil {
 		return nil, e.wrap("ReadCSV", err)
 	}
@@ -205,7 +205,7 @@ func (rd *csvReader) read(ctx context.Context, rs [3]*runtime.Reservation) (*Arr
 			}
 		}
 	}
-	bounds, err = e.comm.AllReduce(rs[1].Context(ctx), bounds, runtime.ReduceMax).Get(ctx)
+	bounds, err = rs[1].AllReduce(ctx, bounds, runtime.ReduceMax).Get(ctx)
 	if err != nil {
 		return nil, e.wrap("ReadCSV", err)
 	}
@@ -221,7 +221,7 @@ func (rd *csvReader) read(ctx context.Context, rs [3]*runtime.Reservation) (*Arr
 			return nil, err
 		}
 	}
-	if _, err := e.comm.Barrier(rs[2].Context(ctx)).Get(ctx); err != nil {
+	if _, err := rs[2].Barrier(ctx).Get(ctx); err != nil {
 		return nil, e.wrap("ReadCSV", err)
 	}
 	return e.newArray("ReadCSV", ann, data)

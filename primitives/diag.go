@@ -132,7 +132,7 @@ func diagVector(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, x
 			blocks[j] = b
 		}
 	}
-	got, err := e.comm.AllToAllV(r.Context(ctx), blocks).Get(ctx)
+	got, err := r.AllToAllV(ctx, blocks).Get(ctx)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}

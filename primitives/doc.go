@@ -185,12 +185,14 @@
 //
 // A primitive that needs a collective reserves the communicator's
 // generation synchronously, when it is called — in program order, the same
-// on every locality — and issues the collective with the reservation's
-// context once its inputs are ready (runtime.Reservation). Inputs become
-// ready in different orders on different localities; the reservation keeps
-// the collectives of chained primitives paired all the same. When an input
-// fails, or the input is bad, the reservation is cancelled with that error,
-// so the other localities' collective fails instead of waiting.
+// on every locality — and issues the collective on the reservation once
+// its inputs are ready: runtime.Reservation has the communicator's
+// operations as methods (r.AllReduce(ctx, ...)), and a context never
+// carries one. Inputs become ready in different orders on different
+// localities; the reservation keeps the collectives of chained
+// primitives paired all the same. When an input fails, or the input is
+// bad, the reservation is cancelled with that error, so the other
+// localities' collective fails instead of waiting.
 //
 // # Errors
 //

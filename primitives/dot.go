@@ -47,7 +47,7 @@ func VDot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fu
 		if len(xs) > 0 {
 			s = blas64.Dot(blas64.Vector{N: len(xs), Data: xs, Inc: 1}, blas64.Vector{N: len(ys), Data: ys, Inc: 1})
 		}
-		v, err := e.comm.AllReduce(r.Context(ctx), []float64{s}, runtime.ReduceSum).Get(ctx)
+		v, err := r.AllReduce(ctx, []float64{s}, runtime.ReduceSum).Get(ctx)
 		if err != nil {
 			return 0, e.wrap(op, err)
 		}

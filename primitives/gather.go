@@ -54,7 +54,7 @@ func AllGather(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 		for i := range blocks {
 			blocks[i] = mine
 		}
-		got, err := e.comm.AllToAllV(r.Context(ctx), blocks).Get(ctx)
+		got, err := r.AllToAllV(ctx, blocks).Get(ctx)
 		if err != nil {
 			return Whole{}, e.wrap(op, err)
 		}

@@ -63,7 +63,7 @@ func Inverse(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Fu
 				norm = av
 			}
 		}
-		got, err := e.comm.AllReduce(r.Context(ctx), []float64{norm}, nanMax).Get(ctx)
+		got, err := r.AllReduce(ctx, []float64{norm}, nanMax).Get(ctx)
 		if err != nil {
 			return nil, e.wrap(op, err)
 		}

@@ -77,7 +77,7 @@ func CannonProduct(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *r
 		// Every locality validated the same annotations; this barrier,
 		// in the reserved generation, fails on all of them when one
 		// cancelled instead (a failed input of its own).
-		if _, err := e.comm.Barrier(r.Context(ctx)).Get(ctx); err != nil {
+		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
 			return nil, e.wrap(op, err)
 		}
 		ann, err := p.annotation(derivedAnnotation(k, x, y))

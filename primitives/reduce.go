@@ -33,7 +33,7 @@ func allReduce(ctx context.Context, e *Env, op string, a *runtime.Future[*Array]
 		if err != nil {
 			return nil, err
 		}
-		out, err := e.comm.AllReduce(r.Context(ctx), v, combine).Get(ctx)
+		out, err := r.AllReduce(ctx, v, combine).Get(ctx)
 		if err != nil {
 			return nil, e.wrap(op, err)
 		}
@@ -143,7 +143,7 @@ func argExtremum(ctx context.Context, e *Env, op string, a *runtime.Future[*Arra
 				bv, bi = v, g
 			}
 		})
-		all, err := e.comm.AllGather(r.Context(ctx), []float64{bv, float64(bi)}).Get(ctx)
+		all, err := r.AllGather(ctx, []float64{bv, float64(bi)}).Get(ctx)
 		if err != nil {
 			return 0, e.wrap(op, err)
 		}

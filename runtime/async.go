@@ -209,9 +209,6 @@ func (sp *spawned[R]) run(tctx context.Context) {
 	}
 	wctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
-	if t, ok := tctx.(*task); ok {
-		t.own = wctx.Done() // a wait with wctx is the task's own
-	}
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stop()
 	r, err := callFunc(wctx, fn)

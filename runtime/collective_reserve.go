@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 )
 
@@ -11,17 +12,24 @@ import (
 // different orders on different localities, so taking the generation at
 // that moment would pair the wrong operations across sites. Reserving when
 // the primitive is called — in program order, the same on every site —
-// and issuing the operation later with the reservation keeps them matched.
+// and issuing the operation later on the reservation keeps them matched:
+//
+//	r, err := c.Reserve() // now, in program order
+//	...
+//	sum := r.AllReduce(ctx, v, runtime.ReduceSum) // later, once v is known
+//
+// A reservation is a value the caller holds and passes on: its
+// operations are its methods, the same as the Communicator's, and a
+// context never carries one. It serves exactly one operation; a second
+// fails, and so does one after Cancel.
 type Reservation struct {
 	c    *Communicator
 	gen  uint64
 	used atomic.Bool
 }
 
-type reservationKey struct{}
-
-// Reserve takes the communicator's next generation now for one operation
-// issued later, with a context from Reservation.Context.
+// Reserve takes the communicator's next generation now, for one operation
+// issued later through the returned Reservation's methods.
 func (c *Communicator) Reserve() (*Reservation, error) {
 	gen, err := c.nextGen()
 	if err != nil {
@@ -33,17 +41,22 @@ func (c *Communicator) Reserve() (*Reservation, error) {
 // Generation returns the reserved generation.
 func (r *Reservation) Generation() uint64 { return r.gen }
 
-// Context returns ctx carrying the reservation: the first operation on the
-// reservation's communicator called with it (or a context derived from it)
-// runs in the reserved generation; later ones take new generations as
-// usual.
-func (r *Reservation) Context(ctx context.Context) context.Context {
-	return context.WithValue(ctx, reservationKey{}, r)
+// Communicator returns the communicator the generation belongs to.
+func (r *Reservation) Communicator() *Communicator { return r.c }
+
+// take marks the reservation used by an operation and returns its
+// generation, or an error if an operation or Cancel used it already.
+func (r *Reservation) take() (uint64, error) {
+	if !r.used.CompareAndSwap(false, true) {
+		return 0, fmt.Errorf("generation %d was reserved for one operation, which was issued or cancelled already", r.gen)
+	}
+	return r.gen, nil
 }
 
 // Cancel gives the reservation up when its operation will never be issued
 // (an input failed, say): the generation fails on every site with a
-// *MismatchError that says why, so no site waits for this one.
+// *MismatchError that says why, so no site waits for this one. It has no
+// effect once the operation was issued.
 func (r *Reservation) Cancel(reason error) {
 	if !r.used.CompareAndSwap(false, true) {
 		return
@@ -55,12 +68,60 @@ func (r *Reservation) Cancel(reason error) {
 	run.abort(e)
 }
 
-// reservedGen returns the generation reserved in ctx for c, if one is
-// there and unused, and marks it used.
-func reservedGen(ctx context.Context, c *Communicator) (uint64, bool) {
-	r, ok := ctx.Value(reservationKey{}).(*Reservation)
-	if !ok || r.c != c || !r.used.CompareAndSwap(false, true) {
-		return 0, false
-	}
-	return r.gen, true
+// The operations of a reservation are the Communicator's, run in the
+// reserved generation; see the Communicator's methods of the same names.
+
+// AllReduce is Communicator.AllReduce in the reserved generation.
+func (r *Reservation) AllReduce(ctx context.Context, data []float64, op func(a, b float64) float64) *Future[[]float64] {
+	return r.c.allReduce(ctx, r, data, op)
+}
+
+// AllGather is Communicator.AllGather in the reserved generation.
+func (r *Reservation) AllGather(ctx context.Context, data []float64) *Future[[]float64] {
+	return r.c.allGather(ctx, r, data)
+}
+
+// Broadcast is Communicator.Broadcast in the reserved generation.
+func (r *Reservation) Broadcast(ctx context.Context, data []float64) *Future[[]float64] {
+	return r.c.broadcast(ctx, r, data)
+}
+
+// Reduce is Communicator.Reduce in the reserved generation.
+func (r *Reservation) Reduce(ctx context.Context, data []float64, op func(a, b float64) float64) *Future[[]float64] {
+	return r.c.reduce(ctx, r, data, op)
+}
+
+// Gather is Communicator.Gather in the reserved generation.
+func (r *Reservation) Gather(ctx context.Context, data []float64) *Future[[]float64] {
+	return r.c.gather(ctx, r, data)
+}
+
+// Scatter is Communicator.Scatter in the reserved generation.
+func (r *Reservation) Scatter(ctx context.Context, data []float64) *Future[[]float64] {
+	return r.c.scatter(ctx, r, data)
+}
+
+// Barrier is Communicator.Barrier in the reserved generation.
+func (r *Reservation) Barrier(ctx context.Context) *Future[struct{}] {
+	return r.c.barrier(ctx, r)
+}
+
+// InclusiveScan is Communicator.InclusiveScan in the reserved generation.
+func (r *Reservation) InclusiveScan(ctx context.Context, data []float64, op func(a, b float64) float64) *Future[[]float64] {
+	return r.c.inclusiveScan(ctx, r, data, op)
+}
+
+// ExclusiveScan is Communicator.ExclusiveScan in the reserved generation.
+func (r *Reservation) ExclusiveScan(ctx context.Context, data []float64, init float64, op func(a, b float64) float64) *Future[[]float64] {
+	return r.c.exclusiveScan(ctx, r, data, init, op)
+}
+
+// AllToAll is Communicator.AllToAll in the reserved generation.
+func (r *Reservation) AllToAll(ctx context.Context, data []float64) *Future[[]float64] {
+	return r.c.allToAll(ctx, r, data)
+}
+
+// AllToAllV is Communicator.AllToAllV in the reserved generation.
+func (r *Reservation) AllToAllV(ctx context.Context, blocks [][]float64) *Future[[][]float64] {
+	return r.c.allToAllV(ctx, r, blocks)
 }

@@ -41,14 +41,39 @@
 // locality in the top GUIDLocalityBits bits — and the GUID of its parent,
 // carried across parcels. Tasks run on Config.Lanes worker lanes
 // (GOMAXPROCS by default, like HPX worker threads). A task that waits in
-// Future.Get with its own context gives its lane to another task and takes
-// one back when the value arrives, so compute never oversubscribes the
-// cores and waiting never starves them. A TaskObserver sees every start,
-// stop, yield and resume, right after the tracer (when tracing is on).
+// Future.Get gives its lane to another task and takes one back when the
+// value arrives, so compute never oversubscribes the cores and waiting
+// never starves them; a task that waits for a local task not started yet
+// runs it itself instead. It waits the same way with its own context and
+// with any context derived from it: a WithTimeout child only adds a
+// deadline to the wait. A TaskObserver sees every start, stop, yield and
+// resume, right after the tracer (when tracing is on).
 //
 // Caller's duties: pass the task's ctx (or one derived from it) to Get, and
 // do not hand a task's ctx to goroutines of your own that call Get: the
 // lane accounting belongs to the task's goroutine.
+//
+// # What a context carries
+//
+// A context.Context carries cancellation, deadlines and the trace parent —
+// the task running (its GUID is the parent of the tasks and calls it
+// makes) and, with Config.Spans, its span — and nothing that changes what
+// an operation does. What an operation acts on is passed explicitly: the
+// Target of a call, the Communicator of a collective, the Reservation
+// whose generation a collective takes (Communicator.Reserve; its
+// operations are its methods).
+//
+// The one thing found through a context is the locality: FromContext
+// returns the Runtime of the task a context belongs to, so that an action
+// handler, whose signature is func(ctx, A) (R, error), can call further
+// actions. This is deliberate. The locality is the ambient environment a
+// task executes in, like the task itself, not a setting: it is read off
+// the task, which a derived context keeps, and no caller can put another
+// one in (there is no WithRuntime), so no context makes the same code act
+// on a different locality. An explicit parameter would say the same thing
+// in every handler's signature (and in those of agas and the primitives),
+// where nothing could pass anything but the locality the task runs on.
+// Code outside a task gets nil, and takes its Runtime from Start or Main.
 //
 // # Waiting for messages
 //

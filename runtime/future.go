@@ -18,8 +18,7 @@ type Future[T any] struct {
 	mu    sync.Mutex
 	wait  chan struct{} // made by the first waiter, closed when ready
 	// waiter is the task parked on f, woken through its wake channel: the
-	// first task that waits with a context that ends only with the
-	// locality, which costs neither a channel nor a select per wait.
+	// first task that waits for f, which costs no channel of f's.
 	waiter *task
 	cbs    []func() // run once, when ready
 	val    T
@@ -96,79 +95,72 @@ func (f *Future[T]) onReady(cb func()) {
 func (f *Future[T]) IsReady() bool { return f.ready.Load() }
 
 // Get waits until f is ready and returns its value and error, or returns
-// early with the context's cause when ctx ends. Called from a task (ctx is
-// the task's context, or derived from it), it gives the task's worker lane
-// back while it waits — or, when f is the result of a local task (Spawn, a
-// local Async) that has not started yet and ctx is the calling task's own
-// context (the one its function was given), it runs that task at once on
+// early with the context's cause when ctx ends.
+//
+// Called from a task — with the task's context or any context derived from
+// it (WithValue, WithCancel, WithTimeout, ...) — it waits the same way
+// whichever of them is passed: the task is found through the context's
+// values, which survive derivation, and only the context's end is taken
+// from ctx itself. When f is the result of a local task (Spawn, a local
+// Async) that has not started yet, the waiter runs that task at once on
 // its own lane, as a worker would once the lane was free, but without
-// handing the lane over.
+// handing the lane over; otherwise it gives its worker lane back while it
+// waits and takes one again when the value arrives or ctx ends. A wait
+// whose ctx ends returns once the task has a lane again: after the task
+// it runs itself, if any, or after one that holds the lane.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f.ready.Load() {
 		return f.val, f.err
 	}
+	var zero T
 	t := taskOf(ctx)
 	if t != nil && t.direct && !f.ready.Load() {
 		// A direct action runs on a parcel reader: it neither parks nor
 		// runs other tasks, which might.
-		var zero T
 		return zero, ErrDirectWait // the caller's error names the action and the locality
 	}
-	if t != nil {
-		if !t.waiting.CompareAndSwap(false, true) {
-			// Another goroutine waits with this task's context: the task's
-			// lane and wake channel are that one's to give back and take
-			// again. This one waits as a goroutine outside any task does.
-			t = nil
-		} else {
-			defer t.waiting.Store(false)
-		}
+	if t != nil && !t.waiting.CompareAndSwap(false, true) {
+		// Another goroutine waits with this task's context: the task's
+		// lane and wake channel are that one's to give back and take
+		// again. This one waits as a goroutine outside any task does.
+		t = nil
 	}
-	if p := f.producer.Load(); p != nil && t != nil && t.helpWith(p, ctx.Done()) {
+	if t == nil {
+		return f.waitOutside(ctx)
+	}
+	defer t.waiting.Store(false)
+	if ctx.Err() != nil {
+		return zero, context.Cause(ctx)
+	}
+	if p := f.producer.Load(); p != nil && t.helpWith(p) {
 		return f.val, f.err // p, which t ran itself, fulfilled f
 	}
-	// A task waiting with a context that ends only with the locality (its
-	// own, or one that adds values) parks on its wake channel; any other
-	// waiter on a channel of f's, and on its context.
-	park := t != nil && ctx.Done() == t.Context.Done()
+	// The task parks on its wake channel, as f's waiter, unless another
+	// task is that already: then it waits on a channel of f's.
 	f.mu.Lock()
 	if f.ready.Load() {
 		f.mu.Unlock()
 		return f.val, f.err
 	}
-	if park && f.waiter == nil {
+	park := f.waiter == nil
+	if park {
 		if t.wake == nil {
 			t.wake = make(chan struct{}, 1)
 		}
 		f.waiter = t
-	} else {
-		park = false
-		if f.wait == nil {
-			f.wait = make(chan struct{})
-		}
+	} else if f.wait == nil {
+		f.wait = make(chan struct{})
 	}
 	wait := f.wait
 	f.mu.Unlock()
 
-	if t != nil {
-		if t.s.spinReady(&f.ready) {
-			return f.val, f.err
-		}
-		t.yield(park)
+	if t.s.spinReady(&f.ready) {
+		return f.val, f.err
 	}
-	var zero T
+	t.yield(park)
 	var err error
 	if park {
-		// Listed among the parked tasks before looking at ctx: a
-		// locality that ends before the look is seen, one that ends
-		// after it wakes the task.
-		for !f.ready.Load() {
-			if ctx.Err() != nil {
-				err = context.Cause(ctx)
-				break
-			}
-			<-t.wake
-		}
+		err = f.park(ctx, t)
 	} else {
 		select {
 		case <-wait:
@@ -176,13 +168,75 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 			err = context.Cause(ctx)
 		}
 	}
-	if t != nil {
-		t.resume()
-	}
+	t.resume()
 	if err != nil {
 		return zero, err
 	}
 	return f.val, f.err
+}
+
+// park waits, lane-less, on t's wake channel until f is ready or ctx ends,
+// and returns ctx's cause in the latter case. t is listed among the
+// parked tasks before it looks at ctx: a locality that ends before the
+// look is seen, one that ends after it wakes the task. A ctx that ends
+// only with the locality — the task's own, or one that adds values to it
+// — is not selected on: the locality's end wakes the task anyway.
+func (f *Future[T]) park(ctx context.Context, t *task) error {
+	done := ctx.Done()
+	if done == t.Context.Done() {
+		done = nil
+	}
+	for !f.ready.Load() {
+		if ctx.Err() != nil {
+			if done != nil {
+				f.unpark(t)
+			}
+			return context.Cause(ctx)
+		}
+		if done == nil {
+			<-t.wake
+			continue
+		}
+		select {
+		case <-t.wake:
+		case <-done:
+		}
+	}
+	return nil
+}
+
+// unpark takes t off f's waiter slot, if it is there, when t stops waiting
+// before f is ready: another task may park on f, and f keeps nothing of t
+// alive. A wake-up sent before then is left over in t's wake channel,
+// which only makes t's next wait look again.
+func (f *Future[T]) unpark(t *task) {
+	f.mu.Lock()
+	if f.waiter == t {
+		f.waiter = nil
+	}
+	f.mu.Unlock()
+}
+
+// waitOutside waits for f as a goroutine outside any task does: on a
+// channel of f's and on ctx.
+func (f *Future[T]) waitOutside(ctx context.Context) (T, error) {
+	f.mu.Lock()
+	if f.ready.Load() {
+		f.mu.Unlock()
+		return f.val, f.err
+	}
+	if f.wait == nil {
+		f.wait = make(chan struct{})
+	}
+	wait := f.wait
+	f.mu.Unlock()
+	select {
+	case <-wait:
+		return f.val, f.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Cause(ctx)
+	}
 }
 
 // Err waits like Get and returns only the error.

@@ -303,8 +303,10 @@ func (rt *Runtime) advertised() string {
 }
 
 // FromContext returns the locality whose task ctx belongs to (an action's,
-// a Spawn's or a continuation's ctx, or one derived from it), or nil.
-// Actions use it to call further actions.
+// a Spawn's or a continuation's ctx, or one derived from it), or nil
+// outside any task. Actions use it to call further actions. The locality
+// is read off the task, never set in a context: see "What a context
+// carries" in the package documentation.
 func FromContext(ctx context.Context) *Runtime {
 	if t := taskOf(ctx); t != nil {
 		return t.s.rt
