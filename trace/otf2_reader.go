@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // OTF2Anchor is the content of an archive's anchor file.
@@ -21,9 +22,28 @@ type OTF2Anchor struct {
 	TraceID                       uint64
 }
 
-// OTF2ClockProperties is the ClockProperties definition.
+// OTF2ClockProperties is the ClockProperties definition. Times are in
+// ticks (TimerResolution per second); GlobalOffset is at most the first
+// event's time, GlobalOffset + TraceLength at least the last one's, and
+// RealtimeTimestamp, when defined, the wall-clock time of GlobalOffset in
+// ns since the Unix epoch.
 type OTF2ClockProperties struct {
 	TimerResolution, GlobalOffset, TraceLength, RealtimeTimestamp uint64
+}
+
+// WallClock is the wall-clock time of time t (ticks, as the events'
+// times are), from the clock properties; false when they give no
+// realtime timestamp.
+func (c OTF2ClockProperties) WallClock(t uint64) (time.Time, bool) {
+	if c.RealtimeTimestamp == OTF2UndefinedU64 {
+		return time.Time{}, false
+	}
+	res := ticks(c.TimerResolution)
+	at := time.Unix(0, int64(c.RealtimeTimestamp))
+	if t >= c.GlobalOffset {
+		return at.Add(res.duration(t - c.GlobalOffset)), true
+	}
+	return at.Add(-res.duration(c.GlobalOffset - t)), true
 }
 
 // OTF2AttributeDef is an Attribute definition.
@@ -112,7 +132,13 @@ type OTF2Archive struct {
 	Regions         map[uint32]OTF2RegionRecord
 	MetricMembers   map[uint32]OTF2MetricMemberRecord
 	MetricClasses   map[uint32]OTF2MetricClassRecord
-	Events          map[uint64][]OTF2Event
+	// Events holds each location's events, with global references and
+	// times: its local definitions (mapping tables, clock offsets) are
+	// applied.
+	Events map[uint64][]OTF2Event
+	// ClockOffsets holds the clock offsets of the locations that have
+	// them.
+	ClockOffsets map[uint64][]OTF2ClockOffset
 	// Skipped counts records of types the reader does not know, by file.
 	Skipped map[string]int
 }
@@ -130,6 +156,7 @@ func ReadOTF2(anchorPath string) (*OTF2Archive, error) {
 		MetricMembers:   map[uint32]OTF2MetricMemberRecord{},
 		MetricClasses:   map[uint32]OTF2MetricClassRecord{},
 		Events:          map[uint64][]OTF2Event{},
+		ClockOffsets:    map[uint64][]OTF2ClockOffset{},
 		Skipped:         map[string]int{},
 	}
 	data, err := os.ReadFile(anchorPath)
@@ -168,8 +195,12 @@ func ReadOTF2(anchorPath string) (*OTF2Archive, error) {
 		if skipped > 0 {
 			a.Skipped[p] = skipped
 		}
-		if err := applyRegionMapping(strings.TrimSuffix(p, ".evt")+".def", a.Anchor.DefChunkSize, evs); err != nil {
+		clock, err := applyLocalDefs(strings.TrimSuffix(p, ".evt")+".def", a.Anchor.DefChunkSize, evs)
+		if err != nil {
 			return nil, fmt.Errorf("otf2: location %d: %w", l.ID, err)
+		}
+		if len(clock) > 0 {
+			a.ClockOffsets[l.ID] = clock
 		}
 		a.Events[l.ID] = evs
 	}

@@ -77,6 +77,11 @@ func DoubleMetric(v float64) OTF2MetricValue {
 	return OTF2MetricValue{Type: OTF2TypeDouble, Value: math.Float64bits(v)}
 }
 
+// U64Metric is a metric value of type UINT64.
+func U64Metric(v uint64) OTF2MetricValue {
+	return OTF2MetricValue{Type: OTF2TypeUint64, Value: v}
+}
+
 // OTF2RegionDef is a Region definition.
 type OTF2RegionDef struct {
 	Name, Description string
