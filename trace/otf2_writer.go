@@ -47,8 +47,9 @@ type OTF2Config struct {
 
 	// TimerResolution is the number of ticks per second (0 means 1e9, ns).
 	TimerResolution uint64
-	// RealtimeTimestamp is the wall-clock time of the trace start in ns
-	// since the epoch; 0 writes it as undefined.
+	// RealtimeTimestamp is the wall-clock time, in ns since the Unix
+	// epoch, of the clock properties' global offset: the first event's
+	// time. 0 writes it as undefined.
 	RealtimeTimestamp uint64
 }
 
