@@ -148,9 +148,8 @@ func readLocalDefs(data []byte, chunkSize uint64) (otf2LocalDefs, error) {
 }
 
 // applyLocalDefs reads the local definitions of a location at defPath (a
-// missing file changes nothing) and applies them to its events: region
-// and metric references become global, times are corrected by the clock
-// offsets. It returns the clock offsets.
+// missing file changes nothing) and applies them to its events. It
+// returns the clock offsets.
 func applyLocalDefs(defPath string, chunkSize uint64, evs []OTF2Event) ([]OTF2ClockOffset, error) {
 	data, err := os.ReadFile(defPath)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -160,27 +159,36 @@ func applyLocalDefs(defPath string, chunkSize uint64, evs []OTF2Event) ([]OTF2Cl
 		return nil, err
 	}
 	defs, err := readLocalDefs(data, chunkSize)
+	if err == nil {
+		err = defs.apply(evs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", defPath, err)
 	}
-	clock := newClockCorrection(defs.clock)
+	return defs.clock, nil
+}
+
+// apply makes the region and metric references of evs global and
+// corrects their times by the clock offsets.
+func (d otf2LocalDefs) apply(evs []OTF2Event) error {
+	clock := newClockCorrection(d.clock)
 	for i := range evs {
 		ev := &evs[i]
 		switch {
-		case (ev.Kind == OTF2Enter || ev.Kind == OTF2Leave) && defs.regions != nil:
-			if uint64(ev.Region) >= uint64(len(defs.regions)) {
-				return nil, fmt.Errorf("%s: region %d has no mapping (%d mapped)", defPath, ev.Region, len(defs.regions))
+		case (ev.Kind == OTF2Enter || ev.Kind == OTF2Leave) && d.regions != nil:
+			if uint64(ev.Region) >= uint64(len(d.regions)) {
+				return fmt.Errorf("region %d has no mapping (%d mapped)", ev.Region, len(d.regions))
 			}
-			ev.Region = uint32(defs.regions[ev.Region])
-		case ev.Kind == OTF2Metric && defs.metrics != nil:
-			if uint64(ev.Metric) >= uint64(len(defs.metrics)) {
-				return nil, fmt.Errorf("%s: metric %d has no mapping (%d mapped)", defPath, ev.Metric, len(defs.metrics))
+			ev.Region = uint32(d.regions[ev.Region])
+		case ev.Kind == OTF2Metric && d.metrics != nil:
+			if uint64(ev.Metric) >= uint64(len(d.metrics)) {
+				return fmt.Errorf("metric %d has no mapping (%d mapped)", ev.Metric, len(d.metrics))
 			}
-			ev.Metric = uint32(defs.metrics[ev.Metric])
+			ev.Metric = uint32(d.metrics[ev.Metric])
 		}
 		ev.Time = clock.apply(ev.Time)
 	}
-	return defs.clock, nil
+	return nil
 }
 
 // clockCorrection turns a location's times into global ones the way
