@@ -47,8 +47,10 @@
 // keeps every nanosecond), comparable across localities as their wall
 // clocks were. The clock properties' global offset is the first event's
 // time and their realtime timestamp its wall-clock time
-// (OTF2ClockProperties.WallClock). The trace directory must be shared by
-// all localities' hosts.
+// (OTF2ClockProperties.WallClock). Location names show where readers show
+// definitions (otf2-print -G, python3-otf2, Vampir, the Perfetto export);
+// Traveler reads only otf2-print's event lines, whose rows are location
+// ids. The trace directory must be shared by all localities' hosts.
 //
 // A crash. A locality that dies writes no part: its event files stay behind
 // but no definition names them. The survivors close their tracers when they
@@ -100,6 +102,7 @@
 // the span context in the parcel header; OTelSpans implements it over an
 // OpenTelemetry TracerProvider, so one trace covers every locality.
 //
-// The format notes and the golden archives written by libotf2 that the
-// tests compare against are in testdata/otf2.
+// The format notes, the golden archives written by libotf2 that the tests
+// compare against, and the golden archive of a merged two-locality run
+// (tessera-run) with otf2-print's text of it are in testdata/otf2.
 package trace
