@@ -252,8 +252,8 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 	for _, p := range parts {
 		for _, m := range SampleMetrics() {
 			m.Name = fmt.Sprintf("%s (locality %d)", m.Name, p.Locality)
-			member := w.MetricMember(m)
-			metrics[p.Locality] = append(metrics[p.Locality], uint64(w.MetricClass([]uint32{member}, OTF2OccurrenceAsynchronous, OTF2RecorderKindUnknown)))
+			class := w.MetricClass([]uint32{w.MetricMember(m)}, OTF2OccurrenceAsynchronous, OTF2RecorderKindUnknown)
+			metrics[p.Locality] = append(metrics[p.Locality], uint64(class))
 		}
 	}
 
