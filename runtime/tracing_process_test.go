@@ -99,7 +99,7 @@ with otf2.reader.open(sys.argv[1]) as tr:
 var (
 	printEnterLeave = regexp.MustCompile(`^(ENTER|LEAVE)\s+(\d+)\s+(\d+)\s+Region: "([^"]+)" <\d+>$`)
 	printAttrs      = regexp.MustCompile(`^\s+ADDITIONAL ATTRIBUTES: \("GUID" <\d+>; UINT64; (\d+)\), \("Parent GUID" <\d+>; UINT64; (\d+)\)$`)
-	printMetric     = regexp.MustCompile(`^METRIC\s+\d+\s+\d+\s+Metric: 0, 7 Values: \("CPU utilization" <0>; DOUBLE; [^)]+\), \("Resident set size" <1>; DOUBLE; `)
+	printMetric     = regexp.MustCompile(`^METRIC\s+\d+\s+\d+\s+Metric: \d+, 1 Value: \("[^"]+ \(locality \d+\)" <\d+>; (DOUBLE|UINT64); [0-9.]+\)$`)
 )
 
 // checkArchive checks a run's archive with every reader and returns the

@@ -17,13 +17,25 @@ import (
 // A run's archive is written in two steps. While the run goes, every
 // locality writes the event files of its own locations, with region
 // references of its own; when its tracer closes it describes its part in
-// DIR/tessera.parts/LOC.json (host, locations with their event counts and
-// time span, its region names in reference order). MergeOTF2 then unifies
-// the parts that exist: one global definition file (strings, attributes,
-// system tree, location groups, locations, regions, metrics, clock), the
-// anchor file, and for every location a local definition file whose
-// MappingTable maps its locality's region references to global ones —
-// libotf2's readers, and ReadOTF2, apply it when they read the events.
+// DIR/tessera.parts/LOC.json (host, the wall-clock time of its clock's
+// origin, locations with their event counts and time span, its region
+// names in reference order). MergeOTF2 then unifies the parts that exist:
+// one global definition file (strings, attributes, system tree, location
+// groups, locations, regions, metrics, clock), the anchor file, and for
+// every location a local definition file (otf2_local.go) whose mapping
+// tables map its locality's region and metric references to global ones
+// and whose clock offsets move its times onto the run's clock — libotf2's
+// readers, and ReadOTF2, apply them when they read the events.
+//
+// Times. A locality's event times are nanoseconds since its tracer's
+// origin; the run's clock starts at the earliest origin of the parts, and
+// a locality whose origin is d ns later has the clock offset d: its times
+// read as d ns later. So every time is nanoseconds since the run's origin
+// (a few hours of run stay far below 2^53, exact in a double, as a
+// JavaScript viewer holds it), the times of different localities compare
+// as their wall clocks did, and the ClockProperties give the wall-clock
+// time: the global offset is the first event's time and the realtime
+// timestamp its time in ns since the Unix epoch.
 
 // otf2Part is one locality's part of an archive.
 type otf2Part struct {
@@ -33,13 +45,17 @@ type otf2Part struct {
 	EvtChunkSize uint64         `json:"evt_chunk_size"`
 	Locations    []partLocation `json:"locations"`
 	Regions      []string       `json:"regions"` // by locality reference
+	// Origin is the wall-clock time of the part's time 0 in ns since the
+	// Unix epoch; 0 (parts of earlier versions): times are ns since the
+	// epoch.
+	Origin uint64 `json:"origin,omitempty"`
 }
 
 type partLocation struct {
 	ID      uint64 `json:"id"`
 	Name    string `json:"name"`
 	Events  uint64 `json:"events"`
-	First   uint64 `json:"first"` // ns since the Unix epoch
+	First   uint64 `json:"first"` // ns since the part's origin
 	Last    uint64 `json:"last"`
 	Sampler bool   `json:"sampler,omitempty"`
 }
@@ -185,6 +201,13 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 		group uint32
 	}
 	var locs []loc
+	// The run's origin is the earliest part's; shift(p) is how much later
+	// p's is, the clock offset of its locations.
+	origin := uint64(math.MaxUint64)
+	for _, p := range parts {
+		origin = min(origin, p.Origin)
+	}
+	shift := func(p otf2Part) uint64 { return p.Origin - origin }
 	minT, maxT := uint64(math.MaxUint64), uint64(0)
 	for _, p := range parts {
 		node, ok := hosts[p.Host]
@@ -196,7 +219,7 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 		for _, l := range p.Locations {
 			locs = append(locs, loc{l, g})
 			if l.Events > 0 {
-				minT, maxT = min(minT, l.First), max(maxT, l.Last)
+				minT, maxT = min(minT, l.First+shift(p)), max(maxT, l.Last+shift(p))
 			}
 		}
 	}
@@ -222,11 +245,17 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 		}
 		maps[p.Locality] = m
 	}
-	var members []uint32
-	for _, m := range SampleMetrics() {
-		members = append(members, w.MetricMember(m))
+	// Metrics: each locality's own, a class of one member per metric,
+	// named after the locality (Traveler tells metrics apart by name
+	// only).
+	metrics := map[uint32][]uint64{} // locality -> its reference -> global
+	for _, p := range parts {
+		for _, m := range SampleMetrics() {
+			m.Name = fmt.Sprintf("%s (locality %d)", m.Name, p.Locality)
+			class := w.MetricClass([]uint32{w.MetricMember(m)}, OTF2OccurrenceAsynchronous, OTF2RecorderKindUnknown)
+			metrics[p.Locality] = append(metrics[p.Locality], uint64(class))
+		}
 	}
-	w.MetricClass(members, OTF2OccurrenceAsynchronous, OTF2RecorderKindUnknown)
 
 	if minT == math.MaxUint64 {
 		minT, maxT = 0, 0
@@ -235,8 +264,8 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 	clock = appendU64c(clock, minT)
 	clock = appendU64c(clock, maxT-minT)
 	rt := uint64(OTF2UndefinedU64)
-	if minT > 0 {
-		rt = minT // times are ns since the Unix epoch
+	if origin+minT > 0 {
+		rt = origin + minT // the wall-clock time of the global offset
 	}
 	clock = appendU64c(clock, rt)
 	defs := append([]otf2Def{{typ: otf2DefClockProperties, est: 4 * estU64, payload: func() []byte { return clock }}}, w.defs...)
@@ -250,7 +279,13 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 	for _, p := range parts {
 		for _, l := range p.Locations {
 			path := filepath.Join(dir, ArchiveName, strconv.FormatUint(l.ID, 10)+".def")
-			if err := os.WriteFile(path, localDefs(maps[p.Locality]), 0o644); err != nil {
+			local := otf2LocalDefs{regions: maps[p.Locality], metrics: metrics[p.Locality]}
+			if d := shift(p); d > 0 && l.Events > 0 {
+				// A constant offset: the same at the first event and after
+				// the last (libotf2 needs two, and they must differ in time).
+				local.clock = []OTF2ClockOffset{{Time: l.First, Offset: int64(d)}, {Time: max(l.Last, l.First+1), Offset: int64(d)}}
+			}
+			if err := os.WriteFile(path, local.encode(), 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("trace: %w", err))
 			}
 		}
@@ -263,107 +298,4 @@ func writeGlobal(dir string, parts []otf2Part) (string, error) {
 		errs = append(errs, fmt.Errorf("trace: %w", err))
 	}
 	return w.AnchorPath(), errors.Join(errs...)
-}
-
-// OTF2 local definition records and mapping types.
-const (
-	otf2LocalDefMappingTable = 5
-	otf2MappingRegion        = 3
-	otf2IDMapDense           = 0
-)
-
-// localDefs is a location's local definition file: a dense REGION mapping
-// table (record: mapping type, then the id map: u64 size, u8 mode, size
-// compressed u64 global ids), or no record when the map is empty.
-func localDefs(regions []uint64) []byte {
-	cw := newChunkWriter(nil, OTF2DefaultDefChunkSize, false)
-	if len(regions) > 0 {
-		est := estU8 + estU64 + estU8 + len(regions)*estU64
-		p := appendU64c([]byte{otf2MappingRegion}, uint64(len(regions)))
-		p = append(p, otf2IDMapDense)
-		for _, g := range regions {
-			p = appendU64c(p, g)
-		}
-		_ = cw.record(recordEstimate(est), appendRecord(nil, otf2LocalDefMappingTable, est, p), false, 0, 0)
-	}
-	return cw.finish()
-}
-
-// readRegionMapping reads a location's local definitions (data) and returns
-// its REGION mapping (local reference -> global), or nil when it has none.
-func readRegionMapping(data []byte, chunkSize uint64) ([]uint64, error) {
-	chunks, _, err := splitChunks(data, chunkSize)
-	if err != nil {
-		return nil, err
-	}
-	var m []uint64
-	for ci, c := range chunks {
-		d := &decoder{b: c}
-	records:
-		for {
-			typ := d.u8()
-			if d.err != nil {
-				return nil, fmt.Errorf("chunk %d: no end marker", ci)
-			}
-			switch typ {
-			case otf2EndOfChunk:
-				break records
-			case otf2EndOfFile:
-				return m, nil
-			}
-			l := d.recordLen()
-			r := &decoder{b: d.bytes(l)}
-			if d.err != nil {
-				return nil, fmt.Errorf("chunk %d: record %d: %w", ci, typ, d.err)
-			}
-			if typ != otf2LocalDefMappingTable || r.u8() != otf2MappingRegion {
-				continue
-			}
-			n := r.u64c()
-			mode := r.u8()
-			if r.err != nil || n > uint64(len(r.b)) {
-				return nil, fmt.Errorf("chunk %d: bad mapping table", ci)
-			}
-			if mode != otf2IDMapDense {
-				return nil, fmt.Errorf("chunk %d: sparse region mapping tables are not read", ci)
-			}
-			for i := uint64(0); i < n; i++ {
-				m = append(m, r.u64c())
-			}
-			if r.err != nil {
-				return nil, fmt.Errorf("chunk %d: mapping table: %w", ci, r.err)
-			}
-		}
-	}
-	return m, nil
-}
-
-// applyRegionMapping reads the local definitions of location loc at defPath
-// (a missing file maps nothing) and rewrites the region references of evs.
-func applyRegionMapping(defPath string, chunkSize uint64, evs []OTF2Event) error {
-	data, err := os.ReadFile(defPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	m, err := readRegionMapping(data, chunkSize)
-	if err != nil {
-		return fmt.Errorf("%s: %w", defPath, err)
-	}
-	if m == nil {
-		return nil
-	}
-	for i := range evs {
-		if evs[i].Kind != OTF2Enter && evs[i].Kind != OTF2Leave {
-			continue
-		}
-		if r := evs[i].Region; uint64(r) < uint64(len(m)) {
-			evs[i].Region = uint32(m[r])
-		} else {
-			return fmt.Errorf("%s: region %d has no mapping (%d mapped)", defPath, r, len(m))
-		}
-	}
-	return nil
 }

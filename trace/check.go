@@ -10,7 +10,9 @@ import (
 // promises and the readers rely on, and returns the problems found (none:
 // the archive is sound), each naming the location, event or definition:
 //
-//   - events: each location's times do not go backwards; each Leave
+//   - events: each location's times do not go backwards and lie within
+//     the clock properties' span (from the global offset for the trace
+//     length); each Leave
 //     matches the last region entered and not left on its location, and
 //     every region entered is left;
 //   - references: every region, metric, attribute (with its declared
@@ -151,6 +153,12 @@ func (c *checker) events() {
 	for _, l := range c.locations() {
 		var stack []uint32
 		var last uint64
+		if evs := a.Events[l.ID]; len(evs) > 0 {
+			first, end := evs[0].Time, evs[len(evs)-1].Time
+			if clk := a.Clock; first < clk.GlobalOffset || end-clk.GlobalOffset > clk.TraceLength {
+				c.problem("location %d: events from %d to %d, outside the clock's span of %d from %d", l.ID, first, end, clk.TraceLength, clk.GlobalOffset)
+			}
+		}
 		for i, ev := range a.Events[l.ID] {
 			obj := fmt.Sprintf("location %d event %d", l.ID, i)
 			if ev.Location != l.ID {

@@ -9,31 +9,48 @@
 //
 // The tracer. A Tracer (NewTracer) writes one locality's part of a run's
 // OTF2 archive in the run's trace directory: each worker lane is a location
-// (id locality<<32 + lane) whose events go into a chunk buffer of its own,
+// (id locality<<32 + lane, named "locality N lane M", in the location
+// group "locality N") whose events go into a chunk buffer of its own,
 // allocated once and written to DIR/tessera/ID.evt whenever it fills, under
-// that lane's lock only; the steady state allocates nothing. Enter carries
+// that lane's lock only; the steady state allocates nothing. Times are ns
+// since the tracer's origin (just before it started). Enter carries
 // the UINT64 attributes "GUID" and "Parent GUID"; a task that yields Leaves
 // its region on its lane and Enters it again where it resumes, so every
 // location's Enter/Leave pairs match and its times never go back. Regions
 // (role TASK) are task names: action names as they are, a local task's Go
 // function name without the directories of its import path (RegionName).
-// StartSampler adds a location (lane number Lanes) with one Metric event per
-// period (100ms by default) of the class SampleMetrics: process CPU
-// utilisation and resident set size (from /proc, 0 elsewhere), task queue
-// length, calls in flight, parcels queued, parcels and bytes sent.
+// StartSampler adds a location (lane number Lanes, "locality N samples")
+// with a sample per period (100ms by default): one Metric event of one
+// value per metric of SampleMetrics, all at the same time — process CPU
+// utilisation (DOUBLE, %) and resident set size (from /proc, 0
+// elsewhere), task queue length, calls in flight, parcels queued, parcels
+// and bytes sent (UINT64). One value per record, integers as integers:
+// Traveler, which reads otf2-print's text and keeps the first value of
+// each METRIC line (and misreads numbers printed with an exponent), sees
+// every metric of every locality.
 //
-// One archive per run. Region references in a locality's event files are
-// its own. Close writes the locality's part description,
-// DIR/tessera.parts/LOC.json (host, locations with event counts and time
-// span, region names). MergeOTF2 — locality 0, at exit — waits for the
-// parts of all localities (bounded), unifies their regions and writes the
-// one global definition file DIR/tessera.def (strings, the two attributes,
-// a system tree node per host, a location group per locality, the
-// locations, regions, metrics, clock in ns since the Unix epoch), the anchor
-// DIR/tessera.otf2 and, per location, a local definition file with a REGION
-// MappingTable from its locality's references to the global ones; libotf2's
-// readers and ReadOTF2 apply it. The trace directory must be shared by all
-// localities' hosts.
+// One archive per run. Region and metric references in a locality's event
+// files are its own, and so is its clock's origin. Close writes the
+// locality's part description, DIR/tessera.parts/LOC.json (host, origin,
+// locations with event counts and time span, region names). MergeOTF2 —
+// locality 0, at exit — waits for the parts of all localities (bounded),
+// unifies their regions and writes the one global definition file
+// DIR/tessera.def (strings, the two attributes, a system tree node per
+// host, a location group per locality, the locations, regions, each
+// locality's metrics named "NAME (locality N)" since Traveler tells
+// metrics apart by name only, and the clock), the anchor DIR/tessera.otf2
+// and, per location, a local definition file: REGION and METRIC mapping
+// tables from its locality's references to the global ones and, for a
+// locality whose origin is d ns after the earliest one, a constant clock
+// offset of d. libotf2's readers and ReadOTF2 apply them, so all times are
+// ns since the run's origin: small, exact in a double (a JavaScript viewer
+// keeps every nanosecond), comparable across localities as their wall
+// clocks were. The clock properties' global offset is the first event's
+// time and their realtime timestamp its wall-clock time
+// (OTF2ClockProperties.WallClock). Location names show where readers show
+// definitions (otf2-print -G, python3-otf2, Vampir, the Perfetto export);
+// Traveler reads only otf2-print's event lines, whose rows are location
+// ids. The trace directory must be shared by all localities' hosts.
 //
 // A crash. A locality that dies writes no part: its event files stay behind
 // but no definition names them. The survivors close their tracers when they
@@ -56,8 +73,10 @@
 //     For the same content it writes the same .def and .evt bytes as
 //     libotf2 (otf2_encoding.go holds the chunk and integer encoding).
 //   - ReadOTF2 reads such an archive back (any chunk count, errors that
-//     name the file) and OTF2Archive.PrintEvents prints its events the way
-//     otf2-print does.
+//     name the file), applying each location's local definitions (REGION
+//     and METRIC mapping tables, clock offsets interpolated as libotf2
+//     does; otf2_local.go), and OTF2Archive.PrintEvents prints its events
+//     the way otf2-print does.
 //
 // From an archive read back, ProfileFromOTF2 computes APEX-style flat
 // profiles (Profile: per task name the count and the total, mean, min and
@@ -66,7 +85,8 @@
 // CSV), WritePerfetto writes Chrome trace-event JSON for the Perfetto UI (a
 // track per lane, flows from parent to child task, counters for the
 // metrics), and CheckOTF2 lists what is wrong with an archive (time order,
-// unmatched Enter/Leave, undefined references, unknown parent GUIDs).
+// times outside the clock's span, unmatched Enter/Leave, undefined
+// references, unknown parent GUIDs).
 // `tessera trace summary|export|check` runs them.
 //
 // Metrics and spans: NewCollector is a prometheus.Collector over one
@@ -82,6 +102,7 @@
 // the span context in the parcel header; OTelSpans implements it over an
 // OpenTelemetry TracerProvider, so one trace covers every locality.
 //
-// The format notes and the golden archives written by libotf2 that the
-// tests compare against are in testdata/otf2.
+// The format notes, the golden archives written by libotf2 that the tests
+// compare against, and the golden archive of a merged two-locality run
+// (tessera-run) with otf2-print's text of it are in testdata/otf2.
 package trace

@@ -367,3 +367,115 @@ func splitChunks(data []byte, chunkSize uint64) ([][]byte, []chunkHeader, error)
 		}
 	}
 }
+
+// chunkWriter lays records out in chunks of a fixed size. Full chunks are
+// handed to flush (or kept, when flush is nil).
+type chunkWriter struct {
+	cur    []byte
+	size   uint64
+	count  uint64 // events so far
+	events bool   // event file: count events, reserve a timestamp
+	first  uint64 // 1-based number of the chunk's first event
+	done   []byte
+	flush  func([]byte) error
+}
+
+func newChunkWriter(flush func([]byte) error, size uint64, events bool) *chunkWriter {
+	c := &chunkWriter{size: size, events: events, flush: flush, first: 1}
+	c.cur = appendChunkHeader(make([]byte, 0, 4096), chunkHeader{first: 1})
+	return c
+}
+
+// free is the room left in the current chunk, keeping two bytes for the
+// end markers.
+func (c *chunkWriter) free() int { return int(c.size) - len(c.cur) - 2 }
+
+// record appends one record (rec, with upper bound est). For an event
+// file, ts says whether a TIMESTAMP record must precede it (it always does
+// at the start of a chunk) and nEvents how many events rec holds.
+func (c *chunkWriter) record(est int, rec []byte, ts bool, t uint64, nEvents uint64) error {
+	if err := c.begin(est, ts, t); err != nil {
+		return err
+	}
+	c.cur = append(c.cur, rec...)
+	c.count += nEvents
+	return nil
+}
+
+// begin makes room in the current chunk for a record of at most est bytes,
+// starting the next chunk if needed, and for an event file writes the
+// TIMESTAMP record t that precedes it when ts says so or a chunk starts.
+// The record follows: appended, or encoded in place (room and commit).
+func (c *chunkWriter) begin(est int, ts bool, t uint64) error {
+	extra := 0
+	if c.events {
+		extra = tsLen
+	}
+	newChunk := false
+	if extra+est >= c.free() && len(c.cur) > otf2ChunkHeaderLen {
+		if err := c.nextChunk(); err != nil {
+			return err
+		}
+		newChunk = true
+	}
+	if extra+est >= c.free() {
+		return fmt.Errorf("otf2: record of up to %d bytes does not fit a chunk of %d", est, c.size)
+	}
+	if c.events && (ts || newChunk) {
+		c.cur = append(c.cur, otf2EvtTimestamp)
+		c.cur = appendU64(c.cur, t)
+	}
+	return nil
+}
+
+// room returns the est bytes after the end of the current chunk, for a
+// record of at most est bytes to be encoded in place after begin; commit
+// then takes the n bytes the record took.
+func (c *chunkWriter) room(est int) []byte {
+	if cap(c.cur)-len(c.cur) < est {
+		c.cur = slices.Grow(c.cur, est)
+	}
+	return c.cur[len(c.cur) : len(c.cur)+est]
+}
+
+// commit adds the first n bytes of room, a record of nEvents events.
+func (c *chunkWriter) commit(n int, nEvents uint64) {
+	c.cur = c.cur[:len(c.cur)+n]
+	c.count += nEvents
+}
+
+func (c *chunkWriter) patchHeader() {
+	last := uint64(0)
+	if c.events {
+		last = c.count
+	}
+	binary.LittleEndian.PutUint64(c.cur[2:], c.first)
+	binary.LittleEndian.PutUint64(c.cur[10:], last)
+}
+
+func (c *chunkWriter) nextChunk() error {
+	c.patchHeader()
+	for uint64(len(c.cur)) < c.size {
+		c.cur = append(c.cur, otf2EndOfChunk)
+	}
+	var err error
+	if c.flush != nil {
+		err = c.flush(c.cur)
+		c.cur = c.cur[:0]
+	} else {
+		c.done = append(c.done, c.cur...)
+		c.cur = make([]byte, 0, 4096)
+	}
+	if c.events {
+		c.first = c.count + 1
+	}
+	c.cur = appendChunkHeader(c.cur, chunkHeader{first: c.first})
+	return err
+}
+
+// finish closes the last chunk and returns what was not flushed.
+func (c *chunkWriter) finish() []byte {
+	c.patchHeader()
+	c.cur = append(c.cur, otf2EndOfFile, otf2EndOfBuffer)
+	return append(c.done, c.cur...)
+}

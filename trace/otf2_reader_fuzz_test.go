@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,8 @@ func analyse(t *testing.T, a *OTF2Archive) {
 // yielded tasks whose names end with suffix, with a truncated and a
 // bit-flipped copy of each.
 func fuzzSeeds(f *testing.F, suffix string) [][]byte {
-	dirs := []string{filepath.Join("testdata", "otf2", "tiny"), filepath.Join("testdata", "otf2", "two-localities")}
+	dirs := []string{filepath.Join("testdata", "otf2", "tiny"), filepath.Join("testdata", "otf2", "two-localities"),
+		filepath.Join("testdata", "otf2", goldenRunName)}
 	own := f.TempDir()
 	writeTaskArchive(f, own, twoLocalityRun)
 	dirs = append(dirs, own)
@@ -131,6 +133,35 @@ func FuzzAnalyseEvents(f *testing.F) {
 		a := *base
 		a.Events = maps.Clone(base.Events)
 		a.Events[0] = evs
+		analyse(t, &a)
+	})
+}
+
+// FuzzReadLocalDefs decodes local definition files (mapping tables,
+// clock offsets) and applies them to the events of the golden run's
+// locations.
+func FuzzReadLocalDefs(f *testing.F) {
+	base, err := ReadOTF2(filepath.Join("testdata", "otf2", goldenRunName, ArchiveName+".otf2"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range fuzzSeeds(f, ".def") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defs, err := readLocalDefs(data, OTF2DefaultDefChunkSize)
+		if err != nil {
+			return
+		}
+		a := *base
+		a.Events = map[uint64][]OTF2Event{}
+		for id, evs := range base.Events {
+			evs = slices.Clone(evs)
+			if defs.apply(evs) != nil {
+				return
+			}
+			a.Events[id] = evs
+		}
 		analyse(t, &a)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -57,9 +58,11 @@ const (
 //     between localities can make it look) is left out, since consumers
 //     drop it; otherData.flows_left_out counts them;
 //   - a counter event ("C", args {"value": v}) per value of each Metric
-//     event, named after the metric member, on the locality's process (and
-//     suffixed with the lane when the locality samples that member on more
-//     than one lane). NaN and infinite values are left out.
+//     event, named after the metric member, on the locality's process
+//     (without the suffix " (locality N)" of the process's own locality
+//     that a Tessera archive's metrics carry for Traveler, and suffixed
+//     with the lane when the locality samples that member on more than one
+//     lane). NaN and infinite values are left out.
 //
 // Times are microseconds (with nanosecond decimals) since the start of the
 // trace. Mismatched Enter and Leave events are an error, as in
@@ -221,7 +224,7 @@ func WritePerfetto(w io.Writer, a *OTF2Archive) error {
 				}
 				name := fmt.Sprintf("metric %d value %d", ev.Metric, i)
 				if m, ok := a.metricMember(ev.Metric, i); ok {
-					name = a.Strings[a.MetricMembers[m].Name]
+					name = strings.TrimSuffix(a.Strings[a.MetricMembers[m].Name], fmt.Sprintf(" (locality %d)", pid(l.ID)))
 					if len(lanesOf[member{pid(l.ID), m}]) > 1 {
 						name += fmt.Sprintf(" (lane %d)", tid(l.ID))
 					}

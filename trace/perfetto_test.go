@@ -224,6 +224,33 @@ func TestPerfettoCountersPerLane(t *testing.T) {
 	}
 }
 
+// TestPerfettoCountersOfATesseraRun: the metrics of the golden run, named
+// after their locality in the archive, are counters of that locality's
+// process under their plain names.
+func TestPerfettoCountersOfATesseraRun(t *testing.T) {
+	a, err := ReadOTF2(filepath.Join("testdata", "otf2", goldenRunName, ArchiveName+".otf2"))
+	must(t, err)
+	_, evs := exportPerfetto(t, a)
+	checkChromeTrace(t, evs)
+	got := map[string][]float64{}
+	for _, e := range evs {
+		if e.Ph == "C" {
+			k := fmt.Sprintf("%d %s", *e.Pid, e.Name)
+			got[k] = append(got[k], e.Args["value"].(float64))
+		}
+	}
+	for pid := range 2 {
+		for _, m := range SampleMetrics() {
+			if vs := got[fmt.Sprintf("%d %s", pid, m.Name)]; len(vs) != 2 {
+				t.Errorf("process %d: counter %q has values %v, want 2", pid, m.Name, vs)
+			}
+		}
+	}
+	if vs := got["1 Bytes sent"]; len(got) != 2*len(SampleMetrics()) || fmt.Sprint(vs) != "[0 4.000000123e+09]" {
+		t.Errorf("counters %v", got)
+	}
+}
+
 func TestPerfettoGolden(t *testing.T) {
 	for _, name := range []string{"tiny", "two-localities"} {
 		a, err := ReadOTF2(goldenAnchor(name))

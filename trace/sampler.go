@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -18,12 +19,21 @@ type RuntimeSample struct {
 	BytesSent     uint64 // since the start
 }
 
-// SampleMetrics returns the members of the sampler's one metric class, in
-// the order of the values of each of its Metric events (all DOUBLE); their
-// global references are their indexes and the class's reference is 0.
+// SampleMetrics returns the sampler's metrics. Each is a metric class of
+// its own with one member, whose reference in the sampler's event file is
+// its index here: a sample is one Metric event of one value per metric,
+// all at the same time, so that a reader that keeps one value per Metric
+// record (Traveler takes the first value of each line otf2-print prints)
+// sees every metric. MergeOTF2 defines them once per locality, named
+// "NAME (locality N)", and maps each locality's references to its own.
+//
+// Counts and sizes are UINT64 and CPU utilisation a DOUBLE rounded to a
+// thousandth of a percent: otf2-print prints integers in full and
+// doubles with %g, which takes an exponent (that Traveler's parser
+// misreads) only from 1e6 or below 1e-4.
 func SampleMetrics() []OTF2MetricMemberDef {
 	ms := []OTF2MetricMemberDef{
-		{Name: "CPU utilization", Description: "process CPU time over wall time since the last sample, all cores", Unit: "%"},
+		{Name: "CPU utilization", Description: "process CPU time over wall time since the last sample, all cores", Unit: "%", ValueType: OTF2TypeDouble},
 		{Name: "Resident set size", Description: "the process's resident memory", Unit: "bytes"},
 		{Name: "Task queue length", Description: "tasks waiting for a worker lane", Unit: "tasks"},
 		{Name: "Calls in flight", Description: "action calls sent whose reply has not arrived", Unit: "calls"},
@@ -33,13 +43,22 @@ func SampleMetrics() []OTF2MetricMemberDef {
 	}
 	for i := range ms {
 		ms[i].Mode = OTF2MetricModeAbsolutePoint
-		ms[i].ValueType = OTF2TypeDouble
+		if ms[i].ValueType == 0 {
+			ms[i].ValueType = OTF2TypeUint64
+		}
 		ms[i].Base = OTF2BaseDecimal
 	}
 	return ms
 }
 
-// sampler writes a Metric event to its location every period.
+// minCPUWindow is the shortest time CPU utilisation is measured over: the
+// process's CPU time grows by clock ticks of 10ms, so over a shorter time
+// one tick would read as several cores busy. A sample taken sooner (the
+// first one, at the start) repeats the last value (0 at first).
+const minCPUWindow = 10 * time.Millisecond
+
+// sampler writes a sample (a Metric event per metric) to its location
+// every period.
 type sampler struct {
 	t        *Tracer
 	l        *laneLog
@@ -49,11 +68,12 @@ type sampler struct {
 
 	lastWall time.Time
 	lastCPU  time.Duration
-	values   []float64
+	values   []OTF2MetricValue
 }
 
 func startSampler(t *Tracer, l *laneLog, every time.Duration, counters func() RuntimeSample) *sampler {
-	s := &sampler{t: t, l: l, counters: counters, done: make(chan struct{}), values: make([]float64, len(SampleMetrics()))}
+	s := &sampler{t: t, l: l, counters: counters, done: make(chan struct{}), values: make([]OTF2MetricValue, len(SampleMetrics()))}
+	s.values[0] = DoubleMetric(0)
 	s.lastWall = time.Now()
 	s.lastCPU, _ = processCPU()
 	s.sample() // one at the start, so that even a short run has a sample
@@ -79,21 +99,25 @@ func (s *sampler) sample() {
 	now := time.Now()
 	cpu, _ := processCPU()
 	v := s.values
-	if wall := now.Sub(s.lastWall); wall > 0 && cpu >= s.lastCPU {
-		v[0] = 100 * float64(cpu-s.lastCPU) / float64(wall)
+	if wall := now.Sub(s.lastWall); wall >= minCPUWindow && cpu >= s.lastCPU {
+		v[0] = DoubleMetric(math.Round(1e5*float64(cpu-s.lastCPU)/float64(wall)) / 1e3)
+		s.lastWall, s.lastCPU = now, cpu
 	}
-	s.lastWall, s.lastCPU = now, cpu
 	rss, _ := processRSS()
-	v[1] = float64(rss)
+	v[1] = U64Metric(rss)
 	var r RuntimeSample
 	if s.counters != nil {
 		r = s.counters()
 	}
-	v[2], v[3], v[4] = float64(r.TaskQueueLen), float64(r.CallsInFlight), float64(r.ParcelsQueued)
-	v[5], v[6] = float64(r.ParcelsSent), float64(r.BytesSent)
+	count := func(n int) OTF2MetricValue { return U64Metric(uint64(max(n, 0))) }
+	v[2], v[3], v[4] = count(r.TaskQueueLen), count(r.CallsInFlight), count(r.ParcelsQueued)
+	v[5], v[6] = U64Metric(r.ParcelsSent), U64Metric(r.BytesSent)
 	s.l.mu.Lock()
 	if !s.l.closed {
-		s.l.metric(s.t.now(), 0, v)
+		t := s.t.now()
+		for i, x := range v {
+			s.l.metric(t, uint32(i), x)
+		}
 	}
 	s.l.mu.Unlock()
 }

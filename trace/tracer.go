@@ -40,22 +40,25 @@ type TracerConfig struct {
 }
 
 // Tracer writes one locality's part of a run's OTF2 archive: the events of
-// each worker lane to that lane's location (id locality<<32 + lane) and the
-// sampler's metrics to one more location (lane number Lanes). Each lane's
-// events go into a chunk buffer of its own, allocated once and written to
-// the lane's event file whenever it fills, under the lane's own lock only:
-// the hot path allocates nothing once a region name has been seen.
+// each worker lane to that lane's location (id locality<<32 + lane, named
+// "locality N lane M") and the sampler's metrics to one more location
+// (lane number Lanes, "locality N samples"). Each lane's events go into a
+// chunk buffer of its own, allocated once and written to the lane's event
+// file whenever it fills, under the lane's own lock only: the hot path
+// allocates nothing once a region name has been seen.
 //
-// Region references in the event files are this locality's own; Close
+// Times are ns since the tracer's origin, just before it started; region
+// and metric references in the event files are this locality's own. Close
 // writes them with the rest of the part's description to
 // DIR/tessera.parts/LOC.json, from which MergeOTF2 writes the global
-// definitions and the mapping of each location's references to global ones.
+// definitions and, per location, the mapping of its references to global
+// ones and the offset of its clock.
 type Tracer struct {
 	// What every event reads first, together: the logs of the lanes and
 	// of the sampler (the last one), and the clock.
-	lanes []laneLog
-	base  time.Time
-	epoch uint64 // base in ns since the Unix epoch
+	lanes  []laneLog
+	base   time.Time
+	origin uint64 // time 0 in ns since the Unix epoch: tickPad before base
 
 	cfg  TracerConfig
 	host string
@@ -126,7 +129,7 @@ func NewTracer(cfg TracerConfig) (*Tracer, error) {
 		return nil, fmt.Errorf("trace: locality %d: %w", cfg.Locality, err)
 	}
 	now := time.Now()
-	t := &Tracer{cfg: cfg, host: host, base: now, epoch: uint64(now.UnixNano()), regions: map[string]uint32{},
+	t := &Tracer{cfg: cfg, host: host, base: now, origin: uint64(now.UnixNano()) - tickPad, regions: map[string]uint32{},
 		lanes: make([]laneLog, cfg.Lanes+1)}
 	for lane := range t.lanes {
 		name := fmt.Sprintf("locality %d lane %d", cfg.Locality, lane)
@@ -188,9 +191,14 @@ func (l *laneLog) init(id uint64, name, path string, f *os.File, size uint64, fl
 // Locality is the locality whose part this tracer writes.
 func (t *Tracer) Locality() uint32 { return t.cfg.Locality }
 
-// now is the time in ns since the Unix epoch, read from the monotonic clock
-// since the tracer started.
-func (t *Tracer) now() uint64 { return t.epoch + uint64(time.Since(t.base)) }
+// tickPad is how long before the tracer's start its origin is: no event
+// is at time 0.
+const tickPad = uint64(time.Microsecond)
+
+// now is the time in ns since the tracer's origin, read from the
+// monotonic clock. Times are small (far below 2^53, so exact in a
+// double) and MergeOTF2 puts the localities' origins on one clock.
+func (t *Tracer) now() uint64 { return tickPad + uint64(time.Since(t.base)) }
 
 // Enter records that the task guid (child of parent) entered its region
 // name on lane: at its start, or when it resumes after a yield. It carries
@@ -369,17 +377,18 @@ func (l *laneLog) leave(t uint64, region uint32) {
 	l.open = false
 }
 
+// metricEst is the upper bound of the payload of a Metric event of one
+// value.
+const metricEst = estU32 + estU8 + estU8 + estU64
+
 // metric appends a Metric event of metric class (or instance) ref with
-// DOUBLE values; l.mu is held.
-func (l *laneLog) metric(t uint64, ref uint32, values []float64) {
-	est := estU32 + estU8 + len(values)*(estU8+estU64)
-	p := append(appendU32c(l.pay[:0], ref), byte(len(values)))
-	for _, v := range values { // type and value, by pairs
-		p = appendU64c(append(p, byte(OTF2TypeDouble)), DoubleMetric(v).Value)
-	}
-	r := appendRecord(l.rec[:0], otf2EvtMetric, est, p)
+// one value; l.mu is held.
+func (l *laneLog) metric(t uint64, ref uint32, v OTF2MetricValue) {
+	p := append(appendU32c(l.pay[:0], ref), 1, byte(v.Type))
+	p = appendU64c(p, v.Value)
+	r := appendRecord(l.rec[:0], otf2EvtMetric, metricEst, p)
 	l.pay, l.rec = p, r
-	l.put(t, recordEstimate(est), r)
+	l.put(t, recordEstimate(metricEst), r)
 }
 
 // close leaves the region still entered, if any (a task that runs on
@@ -423,6 +432,7 @@ func (t *Tracer) Close() error {
 			Locality:     t.cfg.Locality,
 			Host:         t.host,
 			Pid:          os.Getpid(),
+			Origin:       t.origin,
 			EvtChunkSize: t.cfg.EvtChunkSize,
 			Regions:      append([]string(nil), t.names...),
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// The tracer encodes its events in place (laneLog.enter and leave); the
-// archive writer appends them (OTF2EventWriter). For the same events they
+// The tracer encodes its events in place (laneLog.enter, leave and
+// metric); the archive writer appends them (OTF2EventWriter). For the same events they
 // must write the same bytes: chunk breaks, TIMESTAMP records only when the
 // time moves on, compressed integers of every length, FF for the maximum.
 func TestLaneLogEncodesLikeTheEventWriter(t *testing.T) {
@@ -39,6 +39,16 @@ func TestLaneLogEncodesLikeTheEventWriter(t *testing.T) {
 		l.leave(now, region)
 		if err := e.Leave(now, region); err != nil {
 			t.Fatal(err)
+		}
+		if r.IntN(4) == 0 { // a sample's value
+			v := U64Metric(u64s[r.IntN(len(u64s))])
+			if r.IntN(2) == 0 {
+				v = DoubleMetric(r.Float64() * 100)
+			}
+			l.metric(now, region, v)
+			if err := e.Metric(now, region, v); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	got.Write(l.cw.finish())

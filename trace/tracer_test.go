@@ -111,14 +111,34 @@ func TestTracerArchiveMultiChunk(t *testing.T) {
 		regions map[string]bool
 	}
 	got := map[uint64]*seen{}
-	samples := 0
+	samples := 0                                   // sample times, all localities
+	metricEvents := map[string][]OTF2MetricValue{} // by member name
 	for _, l := range a.Locations {
+		loc, lane := l.ID>>32, l.ID&0xffffffff
+		wantName := fmt.Sprintf("locality %d lane %d", loc, lane)
+		if lane == lanes {
+			wantName = fmt.Sprintf("locality %d samples", loc)
+		}
+		if name, group := a.StringOf(l.Name), a.StringOf(a.LocationGroups[l.Group].Name); name != wantName || group != fmt.Sprintf("locality %d", loc) {
+			t.Errorf("location %d is %q in group %q, want %q in locality %d", l.ID, name, group, wantName, loc)
+		}
+		lastSample := uint64(0)
 		for _, ev := range a.Events[l.ID] {
 			switch ev.Kind {
 			case OTF2Metric:
-				samples++
-				if len(ev.Values) != len(SampleMetrics()) {
-					t.Fatalf("location %d: a sample of %d values", l.ID, len(ev.Values))
+				// One value per event, of its one member's type.
+				m, ok := a.metricMember(ev.Metric, 0)
+				if !ok || len(ev.Values) != 1 || len(a.MetricClasses[ev.Metric].Members) != 1 || a.MetricMembers[m].ValueType != ev.Values[0].Type {
+					t.Fatalf("location %d: metric event %+v of class %+v", l.ID, ev, a.MetricClasses[ev.Metric])
+				}
+				name := a.StringOf(a.MetricMembers[m].Name)
+				metricEvents[name] = append(metricEvents[name], ev.Values[0])
+				if !strings.HasSuffix(name, fmt.Sprintf(" (locality %d)", loc)) {
+					t.Fatalf("location %d: metric %q is not named after its locality", l.ID, name)
+				}
+				if ev.Time != lastSample {
+					samples++
+					lastSample = ev.Time
 				}
 			case OTF2Enter:
 				if len(ev.Attrs) != 2 || a.StringOf(a.Attributes[ev.Attrs[0].Ref].Name) != AttrGUID ||
@@ -140,6 +160,28 @@ func TestTracerArchiveMultiChunk(t *testing.T) {
 	}
 	if samples < 4 {
 		t.Errorf("%d samples, want at least one at the start and one at the end of each locality", samples)
+	}
+	// Every metric of every locality, as many times as the locality took
+	// samples; the runtime's counters as they were.
+	for loc := range 2 {
+		var n int
+		for i, m := range SampleMetrics() {
+			vs := metricEvents[fmt.Sprintf("%s (locality %d)", m.Name, loc)]
+			if i == 0 {
+				n = len(vs)
+			}
+			if len(vs) != n || n < 2 {
+				t.Errorf("locality %d: %d samples of %q, %d of the first metric", loc, len(vs), m.Name, n)
+			}
+			for _, v := range vs {
+				if (m.Name == "Task queue length" && v != U64Metric(3)) || (m.Name == "Parcels sent" && v != U64Metric(7)) {
+					t.Fatalf("locality %d: %s %+v", loc, m.Name, v)
+				}
+			}
+		}
+	}
+	if len(metricEvents) != 2*len(SampleMetrics()) {
+		t.Errorf("metrics %d, want %d", len(metricEvents), 2*len(SampleMetrics()))
 	}
 	for i, ft := range want {
 		s := got[ft.guid]
