@@ -125,7 +125,8 @@ func (e *Env) wrap(op string, err error) error {
 
 // reserve takes the communicator's next generation for op, now, in program
 // order: THE RULE of this package. The collective is issued later with
-// r.Context(ctx); if it never is, the reservation must be cancelled.
+// the reservation itself (r.AllReduce(ctx, …) and so on); if it never is,
+// the reservation must be cancelled.
 func (e *Env) reserve(op string) (*runtime.Reservation, error) {
 	r, err := e.comm.Reserve()
 	if err != nil {
@@ -135,10 +136,10 @@ func (e *Env) reserve(op string) (*runtime.Reservation, error) {
 }
 
 // collective runs body as a task once called, with a reservation taken
-// now. body waits for its inputs and issues its collective with
-// r.Context(ctx); if body returns an error before doing so (an input
-// failed, bad input), the reservation is cancelled with that error so no
-// other locality waits for this one. The task also ends when ctx does; it
+// now. body waits for its inputs and issues its collective on the
+// reservation (r.AllReduce(ctx, …)); if body returns an error before doing
+// so (an input failed, bad input), the reservation is cancelled with that
+// error so no other locality waits for this one. The task also ends when ctx does; it
 // is named "primitives.<op>" in traces and profiles.
 func collective[T any](ctx context.Context, e *Env, op string, body func(ctx context.Context, r *runtime.Reservation) (T, error)) *runtime.Future[T] {
 	r, err := e.reserve(op)
