@@ -108,7 +108,7 @@ func (c *Config) applyOptions(o jobenv.Options) error {
 		c.Transport = o.Parcelport
 	}
 	if c.Progress == ProgressDefault && o.Progress != "" {
-		p, err := ParseProgress(o.Progress)
+		p, err := parseProgress(o.Progress)
 		if err != nil {
 			return fmt.Errorf("runtime: locality %d: environment %s: %w", c.Locality, jobenv.VarProgress, err)
 		}

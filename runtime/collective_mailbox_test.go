@@ -52,7 +52,7 @@ func TestSmallCollectivePayloadsAreNotKept(t *testing.T) {
 // before its blocks arrive has the port read them straight into its
 // result, and one whose blocks came first copies them. Over TCP, 4 sites.
 func TestRingAllGatherReadsIntoItsResult(t *testing.T) {
-	const p, m = 4, 3 * RingThresholdBytes / 8
+	const p, m = 4, 3 * ringThresholdBytes / 8
 	ctx := testCtx(t)
 	rts := startTCPWith(t, p, Config{Lanes: 2})
 	in := newInputs(m)

@@ -9,11 +9,11 @@ import (
 	"github.com/tessera-amt/tessera/internal/hugepage"
 )
 
-// RingThresholdBytes is the payload size from which AllReduce and AllGather
+// ringThresholdBytes is the payload size from which AllReduce and AllGather
 // use the bandwidth-optimal ring (reduce-scatter + all-gather) instead of
 // the latency-optimal recursive doubling (AllReduce) or Bruck (AllGather)
 // exchange.
-const RingThresholdBytes = 64 << 10
+const ringThresholdBytes = 64 << 10
 
 // ReduceSum, ReduceProd, ReduceMin and ReduceMax are the usual reductions.
 // Any func(a, b float64) float64 that is associative and commutative can
@@ -82,7 +82,7 @@ func (r *opRun) recycle(v []float64) { r.c.rt.Recycle(v) }
 // AllReduce combines data element-wise over all sites with op and gives
 // every site the result. Every site passes the same number of elements.
 // Small payloads take ceil(log2 p) rounds of recursive doubling; from
-// RingThresholdBytes on, a ring reduce-scatter and all-gather moves
+// ringThresholdBytes on, a ring reduce-scatter and all-gather moves
 // 2(p-1)/p of the data per site.
 func (c *Communicator) AllReduce(ctx context.Context, data []float64, op func(a, b float64) float64) *Future[[]float64] {
 	return c.allReduce(ctx, nil, data, op)
@@ -218,7 +218,7 @@ func (r *opRun) ringShare(buf []float64, step0 uint32, block func(j int) (int, i
 
 // AllGather gives every site the data of all sites, concatenated in site
 // order. Every site passes the same number of elements. Small payloads take
-// ceil(log2 p) rounds (Bruck); from RingThresholdBytes on, p-1 ring steps.
+// ceil(log2 p) rounds (Bruck); from ringThresholdBytes on, p-1 ring steps.
 func (c *Communicator) AllGather(ctx context.Context, data []float64) *Future[[]float64] {
 	return c.allGather(ctx, nil, data)
 }

@@ -247,7 +247,7 @@ func TestCollectivesAgainstReference(t *testing.T) {
 // both algorithms, and the rooted operations work with root 0 too.
 func TestAllReduceSameBitsEverywhere(t *testing.T) {
 	const n = 5
-	for _, m := range []int{3, 3 * RingThresholdBytes / 8} {
+	for _, m := range []int{3, 3 * ringThresholdBytes / 8} {
 		results := make([][]float64, n)
 		runComm(t, n, 0, func(ctx context.Context, rt *Runtime, c *Communicator) error {
 			rng := rand.New(rand.NewPCG(uint64(c.Site()), 1))

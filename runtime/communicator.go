@@ -111,7 +111,7 @@ type Communicator struct {
 	here  int      // this locality's site index
 	root  int
 	// ringFrom is the payload size in bytes from which AllReduce and
-	// AllGather take the ring: RingThresholdBytes, changed by benchmarks.
+	// AllGather take the ring: ringThresholdBytes, changed by benchmarks.
 	ringFrom int
 	// bcastRingFrom is the same for Broadcast. Off (math.MaxInt) by
 	// default: inproc on two cores the tree was faster at 1 and 8 MiB.
@@ -164,7 +164,7 @@ func NewCommunicator(rt *Runtime, basename string, sites []uint32, root int) (*C
 		return nil, err
 	}
 	return &Communicator{rt: rt, name: basename, box: box, sites: sites, here: here, root: root,
-		ringFrom: RingThresholdBytes, bcastRingFrom: math.MaxInt}, nil
+		ringFrom: ringThresholdBytes, bcastRingFrom: math.MaxInt}, nil
 }
 
 // Basename returns the name the communicator was created with.

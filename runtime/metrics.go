@@ -23,10 +23,11 @@ type metrics struct {
 	stops   []func()
 }
 
-// FillCounters implements trace.CounterSource: the locality's counters
-// (Counters), its traffic with each peer, and what the sources added with
+// fillCounters fills s (the runtime's trace.CounterSource, as
+// trace.CounterFunc(rt.fillCounters)): the locality's counters (Counters),
+// its traffic with each peer, and what the sources added with
 // AddCounterSource count.
-func (rt *Runtime) FillCounters(s *trace.Snapshot) {
+func (rt *Runtime) fillCounters(s *trace.Snapshot) {
 	c := rt.Counters()
 	s.TasksSpawned, s.TasksExecuted, s.TaskYields = c.TasksSpawned, c.TasksExecuted, c.TaskYields
 	s.TaskQueueLength, s.Lanes = c.TaskQueueLen, c.Lanes
@@ -101,7 +102,7 @@ func (rt *Runtime) stopMetrics() {
 // locality (stopMetrics).
 func (rt *Runtime) startMetrics() error {
 	if rt.cfg.Metrics != nil {
-		c := trace.NewCollector(rt.here, rt)
+		c := trace.NewCollector(rt.here, trace.CounterFunc(rt.fillCounters))
 		if err := rt.cfg.Metrics.Register(c); err != nil {
 			return fmt.Errorf("runtime: locality %d: registering its metrics: %w", rt.here, err)
 		}
@@ -120,7 +121,7 @@ func (rt *Runtime) startMetrics() error {
 		return fmt.Errorf("runtime: locality %d: metrics listener (metrics address %q): %w", rt.here, job, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(trace.NewCollector(rt.here, rt))
+	reg.MustRegister(trace.NewCollector(rt.here, trace.CounterFunc(rt.fillCounters)))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

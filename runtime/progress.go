@@ -57,8 +57,8 @@ func (p Progress) String() string {
 	return fmt.Sprintf("Progress(%d)", uint8(p))
 }
 
-// ParseProgress returns the mode named s: "block" or "poll".
-func ParseProgress(s string) (Progress, error) {
+// parseProgress returns the mode named s: "block" or "poll".
+func parseProgress(s string) (Progress, error) {
 	switch s {
 	case ProgressNameBlock:
 		return ProgressBlock, nil

@@ -13,15 +13,15 @@ import (
 
 func TestParseProgress(t *testing.T) {
 	for s, want := range map[string]Progress{"block": ProgressBlock, "poll": ProgressPoll} {
-		if got, err := ParseProgress(s); err != nil || got != want {
-			t.Errorf("ParseProgress(%q) = %v, %v; want %v", s, got, err, want)
+		if got, err := parseProgress(s); err != nil || got != want {
+			t.Errorf("parseProgress(%q) = %v, %v; want %v", s, got, err, want)
 		}
 		if want.String() != s {
 			t.Errorf("%v.String() = %q, want %q", want, want.String(), s)
 		}
 	}
-	if _, err := ParseProgress("spin"); err == nil || !strings.Contains(err.Error(), `"spin"`) {
-		t.Errorf("ParseProgress(spin): %v, want an error naming it", err)
+	if _, err := parseProgress("spin"); err == nil || !strings.Contains(err.Error(), `"spin"`) {
+		t.Errorf("parseProgress(spin): %v, want an error naming it", err)
 	}
 }
 

@@ -139,6 +139,11 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// portHandler is a Runtime as its parcelport sees it: the parcel.Handler
+// callbacks (Buffer, Receive, PeerDown) are its methods, so they are not
+// part of the Runtime a program holds.
+type portHandler Runtime
+
 // Runtime is one locality of a running job.
 type Runtime struct {
 	cfg    Config
@@ -239,7 +244,7 @@ func start(ctx context.Context, cfg Config, hk hooks) (*Runtime, error) {
 
 func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 	if rt.cfg.Parcelport != nil {
-		return rt.cfg.Parcelport(rt)
+		return rt.cfg.Parcelport((*portHandler)(rt))
 	}
 	ln := rt.cfg.Listener
 	if ln == nil {
@@ -260,7 +265,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		Locality:          rt.here,
 		Listener:          ln,
 		Secret:            rt.cfg.Secret,
-		Handler:           rt,
+		Handler:           (*portHandler)(rt),
 		MaxFrame:          rt.cfg.MaxFrame,
 		HeartbeatInterval: rt.cfg.HeartbeatInterval,
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
@@ -383,7 +388,8 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 // Buffer implements parcel.Handler: replies go into the memory their caller
 // provided; small chunks (parcel.SmallChunks) into the parcel's own room;
 // others into recycled memory (Recycle) or fresh memory aligned for float64.
-func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
+func (ph *portHandler) Buffer(h *parcel.Header, i int, n int) []byte {
+	rt := (*Runtime)(ph)
 	// A look-up only while some call waits with memory of its own.
 	if h.Kind == parcel.KindReply && rt.pending.bufs.Load() > 0 {
 		if pc := rt.pending.find(h.Request); pc != nil && i < len(pc.bufs) && len(pc.bufs[i]) == n {
@@ -410,7 +416,8 @@ func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 }
 
 // Receive implements parcel.Handler.
-func (rt *Runtime) Receive(p *parcel.Parcel) {
+func (ph *portHandler) Receive(p *parcel.Parcel) {
+	rt := (*Runtime)(ph)
 	switch p.Header.Kind {
 	case parcel.KindCall:
 		rt.serve(p)
@@ -497,7 +504,8 @@ func (sv *serving) send(out *outParcel, args []byte, chunks [][]byte, code parce
 }
 
 // PeerDown implements parcel.Handler: a lost peer fails the job.
-func (rt *Runtime) PeerDown(peer uint32, err error) {
+func (ph *portHandler) PeerDown(peer uint32, err error) {
+	rt := (*Runtime)(ph)
 	if rt.ctl.exiting() {
 		return // everyone is leaving; a closed connection is expected
 	}

@@ -45,8 +45,9 @@ type AGASCounters struct {
 	LiveObjects int    // objects living on the locality now
 }
 
-// CounterSource fills a Snapshot with what it counts. A runtime.Runtime is
-// one (and includes the sources added to it, such as AGAS's).
+// CounterSource fills a Snapshot with what it counts. The runtime gives
+// each locality's collector one (which includes the sources added to it,
+// such as AGAS's).
 type CounterSource interface {
 	FillCounters(s *Snapshot)
 }
