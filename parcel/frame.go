@@ -1,7 +1,6 @@
 package parcel
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -101,26 +100,25 @@ func headerBound(h *Header, nchunks int) int {
 // reader allocate.
 type BufferFunc func(h *Header, i int, n int) []byte
 
-// FrameReader reads frames from a byte stream.
+// FrameReader reads frames from a byte stream, blocking in the stream's
+// Read: a loop over the decoder that every parcelport's reader uses, so it
+// refuses exactly what they refuse (see frameDecoder).
 type FrameReader struct {
-	r        *bufio.Reader
-	names    nameCache
-	maxFrame int64
-	head     [frameHeadLen]byte
-	hbuf     []byte
-	last     int64
+	r    io.Reader
+	d    *frameDecoder
+	err  error // what the last read returned besides bytes
+	last int64
 }
 
 // LastFrameLen is the length on the wire of the frame Next returned last.
 func (fr *FrameReader) LastFrameLen() int64 { return fr.last }
 
 // NewFrameReader reads frames from r, refusing any frame whose body exceeds
-// maxFrame (DefaultMaxFrame when maxFrame <= 0).
-func NewFrameReader(r *bufio.Reader, maxFrame int64) *FrameReader {
-	if maxFrame <= 0 {
-		maxFrame = DefaultMaxFrame
-	}
-	return &FrameReader{r: r, maxFrame: maxFrame}
+// maxFrame (DefaultMaxFrame when maxFrame <= 0). It reads r in pieces of up
+// to 64 KiB, and reads a chunk straight into its memory, so r needs no
+// buffering of its own.
+func NewFrameReader(r io.Reader, maxFrame int64) *FrameReader {
+	return &FrameReader{r: r, d: newFrameDecoder(maxFrame, nil)}
 }
 
 // Next reads one frame. Chunk memory comes from buf where it returns a slice
@@ -128,61 +126,33 @@ func NewFrameReader(r *bufio.Reader, maxFrame int64) *FrameReader {
 // between frames; every other failure is a *FrameError and leaves the stream
 // unusable.
 func (fr *FrameReader) Next(buf BufferFunc) (*Parcel, error) {
-	if _, err := io.ReadFull(fr.r, fr.head[:]); err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
+	d := fr.d
+	d.buf = buf
+	for {
+		p, wire, err := d.next()
+		if err != nil {
+			return nil, err
 		}
-		return nil, &FrameError{"frame length", err}
-	}
-	body := binary.LittleEndian.Uint64(fr.head[:8])
-	hlen := uint64(binary.LittleEndian.Uint32(fr.head[8:]))
-	if body > uint64(fr.maxFrame) {
-		return nil, &FrameError{"frame length", fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, body, fr.maxFrame)}
-	}
-	if hlen > body || hlen > MaxHeader || hlen == 0 {
-		return nil, &FrameError{"frame length", fmt.Errorf("header length %d invalid for body of %d bytes", hlen, body)}
-	}
-	if cap(fr.hbuf) < int(hlen) {
-		fr.hbuf = make([]byte, hlen)
-	}
-	hb := fr.hbuf[:hlen]
-	if _, err := io.ReadFull(fr.r, hb); err != nil {
-		return nil, &FrameError{"header", noEOF(err)}
-	}
-	p := &Parcel{}
-	if err := readHeader(hb, &p.Header, &fr.names); err != nil {
-		return nil, &FrameError{"header", err}
-	}
-	// Subtract instead of adding: a sum of hostile lengths could wrap.
-	rest := body - hlen
-	for i, n := range p.Header.Chunks {
-		if n > rest {
-			return nil, &FrameError{"header", fmt.Errorf("chunk %d of %d bytes overruns the frame's %d bytes of chunks", i, n, body-hlen)}
+		if p != nil {
+			fr.last = wire
+			return p, nil
 		}
-		rest -= n
-	}
-	if rest != 0 {
-		return nil, &FrameError{"header", fmt.Errorf("chunk lengths add up to %d, frame carries %d", body-hlen-rest, body-hlen)}
-	}
-	if len(p.Header.Chunks) > 0 {
-		p.Chunks = make([][]byte, len(p.Header.Chunks))
-	}
-	for i, n := range p.Header.Chunks {
-		var c []byte
-		if buf != nil {
-			c = buf(&p.Header, i, int(n))
+		if fr.err != nil {
+			if fr.err == io.EOF {
+				return nil, d.end()
+			}
+			return nil, d.failed(fr.err)
 		}
-		if uint64(len(c)) != n {
-			c = make([]byte, n)
-		}
-		if _, err := io.ReadFull(fr.r, c); err != nil {
-			return nil, &FrameError{"chunk " + itoa(uint64(i)), noEOF(err)}
-		}
-		p.Chunks[i] = c
+		b, direct := d.space()
+		n, err := fr.r.Read(b)
+		d.advance(n, direct)
+		fr.err = err
 	}
-	fr.last = int64(frameHeadLen + body)
-	return p, nil
 }
+
+// buffered reports whether bytes read from the stream wait to be decoded:
+// if not, the next frame needs a read.
+func (fr *FrameReader) buffered() bool { return fr.d.r < fr.d.w }
 
 // DecodeHeader decodes an encoded header, refusing any version but
 // HeaderVersion before interpreting the rest.
@@ -219,13 +189,6 @@ func DecodeHeader(b []byte, h *Header) error {
 		return fmt.Errorf("unknown parcel kind %d", h.Kind)
 	}
 	return nil
-}
-
-func noEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // checkSend refuses a parcel the receiving side would refuse, before it

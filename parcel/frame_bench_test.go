@@ -58,7 +58,7 @@ func BenchmarkFrameDecode(b *testing.B) {
 			sp, direct := d.space()
 			n := copy(sp, src)
 			src = src[n:]
-			if err := d.fed(n, direct, deliver); err != nil {
+			if err := d.feed(n, direct, deliver); err != nil {
 				b.Fatal(err)
 			}
 		}

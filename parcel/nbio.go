@@ -552,7 +552,7 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 		n, err := c.Read(b)
 		if n > 0 {
 			p.lastRead.Store(time.Now().UnixNano())
-			if ferr := p.dec.fed(n, direct, deliver); ferr != nil {
+			if ferr := p.dec.feed(n, direct, deliver); ferr != nil {
 				t.fail(p, &PeerError{p.id, "read", p.readError(ferr, t.cfg.HeartbeatTimeout, t.cfg.Logger, t.cfg.Locality)})
 				return
 			}
@@ -573,10 +573,7 @@ func (t *NBIO) onRead(c *nbio.Conn) {
 			return
 		case err == nil: // end of stream
 			p.eofOnce.Do(func() { close(p.eof) })
-			err = io.EOF
-			if p.dec.midFrame() {
-				err = &FrameError{"frame", io.ErrUnexpectedEOF}
-			}
+			err = p.dec.end()
 		}
 		t.fail(p, &PeerError{p.id, "read", p.readError(err, t.cfg.HeartbeatTimeout, t.cfg.Logger, t.cfg.Locality)})
 		return

@@ -1,7 +1,6 @@
 package parcel
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -297,15 +296,14 @@ func (t *TCP) readLoop(p *tcpPeer) {
 		d := newFrameDecoder(t.cfg.MaxFrame, t.cfg.Handler.Buffer)
 		err = readRaw(p.raw, p, d, newSpinner(t.cfg.PollFor, &t.spin), deliver)
 	} else {
-		br := bufio.NewReaderSize(countingReader{p}, 64<<10)
-		fr := NewFrameReader(br, t.cfg.MaxFrame)
+		fr := NewFrameReader(countingReader{p}, t.cfg.MaxFrame)
 		for {
 			var pc *Parcel
 			if pc, err = fr.Next(t.cfg.Handler.Buffer); err != nil {
 				break
 			}
 			deliver(pc, fr.LastFrameLen())
-			if br.Buffered() == 0 {
+			if !fr.buffered() {
 				// The next frame needs a read from the socket, which finds
 				// nothing yet unless the peer is streaming: let the
 				// goroutines that this parcel woke (the task that runs a

@@ -676,7 +676,7 @@ func TestFrameDecoderPieces(t *testing.T) {
 			n := min(piece, len(src), len(b))
 			copy(b, src[:n])
 			src = src[n:]
-			if err := d.fed(n, direct, func(p *Parcel, wire int64) { got = append(got, p); wires += wire }); err != nil {
+			if err := d.feed(n, direct, func(p *Parcel, wire int64) { got = append(got, p); wires += wire }); err != nil {
 				t.Fatalf("pieces of %d: %v", piece, err)
 			}
 		}
@@ -717,7 +717,7 @@ func TestFrameDecoderSmallChunks(t *testing.T) {
 		feed := func() {
 			b, direct := d.space()
 			n := copy(b, frame)
-			if err := d.fed(n, direct, func(p *Parcel, _ int64) { got = p }); err != nil {
+			if err := d.feed(n, direct, func(p *Parcel, _ int64) { got = p }); err != nil {
 				t.Fatal(err)
 			}
 		}
