@@ -16,12 +16,15 @@ const (
 	// MaxHeader is the largest encoded header accepted. Headers carry small
 	// arguments only; bulk data travels in chunks.
 	MaxHeader = 16 << 20
-	// frameHeadLen is the fixed prefix of a frame: body and header lengths.
-	frameHeadLen = 12
-	// maxChunks bounds the number of chunks in one parcel (Lengths).
-	maxChunks = 65536
-	// maxArgs bounds Header.Args and Header.Trace (Bytes).
-	maxArgs = 65536
+	// FrameHeadLen is the length of a frame's fixed prefix: its body and
+	// header lengths.
+	FrameHeadLen = 12
+	// MaxChunks bounds the number of chunks in one parcel (Lengths):
+	// Send refuses more, and so does a reader.
+	MaxChunks = 65536
+	// MaxArgs bounds Header.Args and Header.Trace (Bytes): Send refuses
+	// more, and so does a reader.
+	MaxArgs = 65536
 )
 
 // ErrFrameTooLarge is returned (wrapped in a *FrameError) for a frame whose
@@ -57,9 +60,9 @@ func appendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
 		body += uint64(len(c))
 	}
 	start := len(dst)
-	dst = append(dst, make([]byte, frameHeadLen)...)
+	dst = append(dst, make([]byte, FrameHeadLen)...)
 	dst = appendHeader(dst, h, chunks)
-	hlen := len(dst) - start - frameHeadLen
+	hlen := len(dst) - start - FrameHeadLen
 	if hlen > MaxHeader {
 		return dst[:start], fmt.Errorf("parcel: header of %d bytes exceeds %d (send bulk data as chunks)", hlen, MaxHeader)
 	}
@@ -79,10 +82,10 @@ func checkHeaderBound(h *Header, nchunks, bound int) error {
 	switch {
 	case h.Kind < KindCall || h.Kind > KindHeartbeat:
 		return fmt.Errorf("parcel: unknown parcel kind %d", h.Kind)
-	case nchunks > maxChunks:
-		return fmt.Errorf("parcel: %d chunks, limit %d", nchunks, maxChunks)
-	case len(h.Args) > maxArgs:
-		return fmt.Errorf("parcel: %d bytes of header arguments, limit %d (send bulk data as chunks)", len(h.Args), maxArgs)
+	case nchunks > MaxChunks:
+		return fmt.Errorf("parcel: %d chunks, limit %d", nchunks, MaxChunks)
+	case len(h.Args) > MaxArgs:
+		return fmt.Errorf("parcel: %d bytes of header arguments, limit %d (send bulk data as chunks)", len(h.Args), MaxArgs)
 	case bound > MaxHeader:
 		return fmt.Errorf("parcel: header of up to %d bytes exceeds %d (send bulk data as chunks)", bound, MaxHeader)
 	}
@@ -182,8 +185,8 @@ func DecodeHeader(b []byte, h *Header) error {
 	if len(rest) != 0 {
 		return fmt.Errorf("%d stray bytes after header", len(rest))
 	}
-	if len(h.Chunks) > maxChunks {
-		return fmt.Errorf("%d chunks, limit %d", len(h.Chunks), maxChunks)
+	if len(h.Chunks) > MaxChunks {
+		return fmt.Errorf("%d chunks, limit %d", len(h.Chunks), MaxChunks)
 	}
 	if h.Kind < KindCall || h.Kind > KindHeartbeat {
 		return fmt.Errorf("unknown parcel kind %d", h.Kind)

@@ -194,16 +194,16 @@ func checkChunkLengths(lens []uint64, chunkBytes uint64) error {
 // arrived. It reports whether they had.
 func (d *frameDecoder) head() (bool, error) {
 	avail := d.w - d.r
-	if avail < frameHeadLen {
+	if avail < FrameHeadLen {
 		return false, nil
 	}
-	pre := d.stage[d.r : d.r+frameHeadLen]
+	pre := d.stage[d.r : d.r+FrameHeadLen]
 	body := binary.LittleEndian.Uint64(pre)
 	hlen := uint64(binary.LittleEndian.Uint32(pre[8:]))
 	if err := checkFrameHead(body, hlen, d.maxFrame); err != nil {
 		return false, err
 	}
-	need := frameHeadLen + int(hlen)
+	need := FrameHeadLen + int(hlen)
 	if avail < need {
 		if need > len(d.stage) {
 			// The header is bounded by MaxHeader, checked above.
@@ -217,7 +217,7 @@ func (d *frameDecoder) head() (bool, error) {
 	in := new(inParcel)
 	p := &in.p
 	p.Header.Args, p.Header.Chunks = in.args[:0], in.lens[:0]
-	if err := readHeader(d.stage[d.r+frameHeadLen:d.r+need], &p.Header, &d.names); err != nil {
+	if err := readHeader(d.stage[d.r+FrameHeadLen:d.r+need], &p.Header, &d.names); err != nil {
 		return false, &FrameError{"header", err}
 	}
 	if err := checkChunkLengths(p.Header.Chunks, body-hlen); err != nil {
@@ -236,7 +236,7 @@ func (d *frameDecoder) head() (bool, error) {
 		p.Chunks = make([][]byte, n)
 	}
 	d.in, d.ci, d.off = in, -1, 0
-	d.frame = int64(frameHeadLen + body)
+	d.frame = int64(FrameHeadLen + body)
 	return true, nil
 }
 
@@ -287,7 +287,7 @@ func (d *frameDecoder) failed(err error) error {
 	switch {
 	case d.in != nil:
 		return &FrameError{"chunk " + itoa(uint64(d.ci)), err}
-	case d.w-d.r < frameHeadLen:
+	case d.w-d.r < FrameHeadLen:
 		return &FrameError{"frame length", err}
 	}
 	return &FrameError{"header", err}

@@ -24,7 +24,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		two,
 		heartbeat,
 		single[:len(single)-5],  // truncated in a chunk
-		single[:frameHeadLen+3], // truncated in the header
+		single[:FrameHeadLen+3], // truncated in the header
 		append(frameHead(1<<40, 10), single[12:]...), // oversized
 		frameWithChunkLengths(t, []uint64{5, math.MaxUint64 - 1, 4}, 7),
 	}
