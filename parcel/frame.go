@@ -107,10 +107,11 @@ type BufferFunc func(h *Header, i int, n int) []byte
 // Read: a loop over the decoder that every parcelport's reader uses, so it
 // refuses exactly what they refuse (see frameDecoder).
 type FrameReader struct {
-	r    io.Reader
-	d    *frameDecoder
-	err  error // what the last read returned besides bytes
-	last int64
+	r     io.Reader
+	d     *frameDecoder
+	err   error // what the last read returned besides bytes
+	empty int   // reads in a row that returned nothing
+	last  int64
 }
 
 // LastFrameLen is the length on the wire of the frame Next returned last.
@@ -150,8 +151,20 @@ func (fr *FrameReader) Next(buf BufferFunc) (*Parcel, error) {
 		n, err := fr.r.Read(b)
 		d.advance(n, direct)
 		fr.err = err
+		if n == 0 && err == nil {
+			if fr.empty++; fr.empty == maxEmptyReads {
+				fr.err = io.ErrNoProgress
+			}
+		} else {
+			fr.empty = 0
+		}
 	}
 }
+
+// maxEmptyReads is how many reads in a row may return neither bytes nor
+// an error before FrameReader gives up on the stream (io.ErrNoProgress),
+// as bufio.Reader does.
+const maxEmptyReads = 100
 
 // buffered reports whether bytes read from the stream wait to be decoded:
 // if not, the next frame needs a read.

@@ -322,3 +322,16 @@ func TestBytesFloat64Refuses(t *testing.T) {
 		t.Error("Float64Bytes of nothing is not nil")
 	}
 }
+
+// emptyReader returns neither bytes nor an error, forever.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestFrameReaderGivesUpOnEmptyReads(t *testing.T) {
+	_, err := NewFrameReader(emptyReader{}, 0).Next(nil)
+	var fe *FrameError
+	if !errors.As(err, &fe) || !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("%v (%T), want a *FrameError wrapping io.ErrNoProgress", err, err)
+	}
+}
