@@ -55,8 +55,10 @@
 // With a byte stream (Transport.Dial):
 //
 //  9. Refuse hostile frames — a header that does not decode, another
-//     header version, an unknown kind, chunk lengths that do not add up, a
-//     header longer than its frame or empty — with a *parcel.FrameError;
+//     header version, an unknown kind, more than parcel.MaxChunks chunks
+//     or parcel.MaxArgs bytes of arguments, chunk lengths that do not add
+//     up (or wrap around to the body), a header longer than its frame or
+//     empty — with a *parcel.FrameError;
 //     deliver the frames before the bad one and none after; report the peer
 //     down with an error wrapping ErrPeerDown and close the stream.
 //  10. Report a peer cut off in the middle of a frame as down ("unexpected

@@ -89,6 +89,8 @@ func (s *suite) hostileFrames(t *testing.T) {
 		"unknown kind":    frameWithHeader(hdr(parcel.Header{Version: parcel.HeaderVersion, Kind: 42}), 0),
 		"chunks add up":   frameWithHeader(hdr(parcel.Header{Version: parcel.HeaderVersion, Kind: parcel.KindCall, Chunks: []uint64{4, 4}}), 9),
 		"chunks wrap":     frameWithHeader(hdr(parcel.Header{Version: parcel.HeaderVersion, Kind: parcel.KindCall, Chunks: []uint64{5, 1<<64 - 2, 4}}), 7),
+		"too many chunks": frameWithHeader(hdr(parcel.Header{Version: parcel.HeaderVersion, Kind: parcel.KindCall, Chunks: make([]uint64, parcel.MaxChunks+1)}), 0),
+		"args too long":   frameWithHeader(hdr(parcel.Header{Version: parcel.HeaderVersion, Kind: parcel.KindCall, Args: make([]byte, parcel.MaxArgs+1)}), 0),
 		"header too long": frameHead(100, 101),
 		"empty header":    frameHead(100, 0),
 	}
