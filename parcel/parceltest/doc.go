@@ -33,9 +33,11 @@
 //     order sent, with many goroutines and localities sending at once.
 //  3. Read every chunk into the memory Handler.Buffer returns for it when
 //     that memory has the chunk's length, up to chunks of tens of MiB.
-//  4. Count: PeerCounters per connected peer with exact parcel counts, a
-//     write per batch at most, bytes that the peer counts as received, and
-//     Counters safe to call while parcels flow.
+//  4. Count: PeerCounters per connected peer with exact parcel counts
+//     (heartbeats not counted), writes counted (at least one, never more
+//     than parcels and bytes), at least parcel.FrameHeadLen bytes a parcel,
+//     bytes sent that the peer counts as received, nothing left queued once
+//     all arrived; and Counters safe to call while parcels flow.
 //  5. Refuse, before costing the connection, a parcel a reader would
 //     refuse: a kind out of range, a heartbeat (the port's own), more than
 //     parcel.MaxArgs bytes of arguments or parcel.MaxChunks chunks.
