@@ -31,6 +31,15 @@
 // The package does not own actions, futures, tasks or names: the runtime
 // package gives a parcel its meaning, agas gives objects their names.
 //
+// Every parcelport passes one conformance suite, package parceltest:
+// ordering, large payloads, counters, Close as a goodbye and Close while
+// sending, dead peers, and — where the transport has them — hostile and
+// truncated frames, the frame limit, a wrong secret, heartbeats and
+// silent peers. TCP (blocking, polling, raw reads), NBIO and Inproc each
+// run it from their own test file in one call (*_conformance_test.go),
+// declaring what they can do; a new transport (shared memory, UCX) passes
+// it too. What only one transport does is tested in its own test files.
+//
 // # Wire format
 //
 // Every frame on a connection is
@@ -43,6 +52,25 @@
 // A frame whose body length exceeds the configured maximum is refused before
 // anything is allocated for it; a frame whose header does not decode, or whose
 // chunk lengths do not add up to the body length, closes the connection.
+//
+// One codec knows this layout. AppendFrameHead writes it (every port's
+// writers use it), and one decoder reads it: a state machine without I/O
+// (frame_decoder.go) that is fed the bytes each read brings, keeps its
+// place between reads, and hands back the frames they complete, reading a
+// chunk straight into its Handler.Buffer memory once the bytes before it
+// are consumed. Every check of a peer's bytes is made there, in order and
+// before memory is taken for what they declare: the body against MaxFrame,
+// the header length (not zero, at most MaxHeader, within the body), the
+// header (version first, then every length in it against the bytes there,
+// at most MaxChunks chunks and MaxArgs bytes of arguments), the chunk
+// lengths (each within the rest of the body, together exactly the body,
+// subtracted so that hostile lengths cannot wrap), and an end of stream
+// inside a frame. TCP's raw reader and nbio's event loop feed it what their
+// reads return; FrameReader is the same decoder as a blocking loop over an
+// io.Reader (TCP's reader where the connection has no descriptor, and tools
+// and tests). Receiving a parcel costs one allocation, which holds its
+// small arguments and chunk list and up to SmallChunks bytes of chunks the
+// handler gives no memory for; only larger chunks of that kind cost more.
 //
 // Caller's duties: Handler.Receive is called on the port's reader goroutine,
 // one parcel at a time per peer, in the order that peer sent them; it must

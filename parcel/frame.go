@@ -1,7 +1,6 @@
 package parcel
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,12 +16,15 @@ const (
 	// MaxHeader is the largest encoded header accepted. Headers carry small
 	// arguments only; bulk data travels in chunks.
 	MaxHeader = 16 << 20
-	// frameHeadLen is the fixed prefix of a frame: body and header lengths.
-	frameHeadLen = 12
-	// maxChunks bounds the number of chunks in one parcel (Lengths).
-	maxChunks = 65536
-	// maxArgs bounds Header.Args and Header.Trace (Bytes).
-	maxArgs = 65536
+	// FrameHeadLen is the length of a frame's fixed prefix: its body and
+	// header lengths.
+	FrameHeadLen = 12
+	// MaxChunks bounds the number of chunks in one parcel (Lengths):
+	// Send refuses more, and so does a reader.
+	MaxChunks = 65536
+	// MaxArgs bounds Header.Args and Header.Trace (Bytes): Send refuses
+	// more, and so does a reader.
+	MaxArgs = 65536
 )
 
 // ErrFrameTooLarge is returned (wrapped in a *FrameError) for a frame whose
@@ -58,9 +60,9 @@ func appendFrameHead(dst []byte, h *Header, chunks [][]byte) ([]byte, error) {
 		body += uint64(len(c))
 	}
 	start := len(dst)
-	dst = append(dst, make([]byte, frameHeadLen)...)
+	dst = append(dst, make([]byte, FrameHeadLen)...)
 	dst = appendHeader(dst, h, chunks)
-	hlen := len(dst) - start - frameHeadLen
+	hlen := len(dst) - start - FrameHeadLen
 	if hlen > MaxHeader {
 		return dst[:start], fmt.Errorf("parcel: header of %d bytes exceeds %d (send bulk data as chunks)", hlen, MaxHeader)
 	}
@@ -80,10 +82,10 @@ func checkHeaderBound(h *Header, nchunks, bound int) error {
 	switch {
 	case h.Kind < KindCall || h.Kind > KindHeartbeat:
 		return fmt.Errorf("parcel: unknown parcel kind %d", h.Kind)
-	case nchunks > maxChunks:
-		return fmt.Errorf("parcel: %d chunks, limit %d", nchunks, maxChunks)
-	case len(h.Args) > maxArgs:
-		return fmt.Errorf("parcel: %d bytes of header arguments, limit %d (send bulk data as chunks)", len(h.Args), maxArgs)
+	case nchunks > MaxChunks:
+		return fmt.Errorf("parcel: %d chunks, limit %d", nchunks, MaxChunks)
+	case len(h.Args) > MaxArgs:
+		return fmt.Errorf("parcel: %d bytes of header arguments, limit %d (send bulk data as chunks)", len(h.Args), MaxArgs)
 	case bound > MaxHeader:
 		return fmt.Errorf("parcel: header of up to %d bytes exceeds %d (send bulk data as chunks)", bound, MaxHeader)
 	}
@@ -101,26 +103,26 @@ func headerBound(h *Header, nchunks int) int {
 // reader allocate.
 type BufferFunc func(h *Header, i int, n int) []byte
 
-// FrameReader reads frames from a byte stream.
+// FrameReader reads frames from a byte stream, blocking in the stream's
+// Read: a loop over the decoder that every parcelport's reader uses, so it
+// refuses exactly what they refuse (see frameDecoder).
 type FrameReader struct {
-	r        *bufio.Reader
-	names    nameCache
-	maxFrame int64
-	head     [frameHeadLen]byte
-	hbuf     []byte
-	last     int64
+	r     io.Reader
+	d     *frameDecoder
+	err   error // what the last read returned besides bytes
+	empty int   // reads in a row that returned nothing
+	last  int64
 }
 
 // LastFrameLen is the length on the wire of the frame Next returned last.
 func (fr *FrameReader) LastFrameLen() int64 { return fr.last }
 
 // NewFrameReader reads frames from r, refusing any frame whose body exceeds
-// maxFrame (DefaultMaxFrame when maxFrame <= 0).
-func NewFrameReader(r *bufio.Reader, maxFrame int64) *FrameReader {
-	if maxFrame <= 0 {
-		maxFrame = DefaultMaxFrame
-	}
-	return &FrameReader{r: r, maxFrame: maxFrame}
+// maxFrame (DefaultMaxFrame when maxFrame <= 0). It reads r in pieces of up
+// to 64 KiB, and reads a chunk straight into its memory, so r needs no
+// buffering of its own.
+func NewFrameReader(r io.Reader, maxFrame int64) *FrameReader {
+	return &FrameReader{r: r, d: newFrameDecoder(maxFrame, nil)}
 }
 
 // Next reads one frame. Chunk memory comes from buf where it returns a slice
@@ -128,61 +130,45 @@ func NewFrameReader(r *bufio.Reader, maxFrame int64) *FrameReader {
 // between frames; every other failure is a *FrameError and leaves the stream
 // unusable.
 func (fr *FrameReader) Next(buf BufferFunc) (*Parcel, error) {
-	if _, err := io.ReadFull(fr.r, fr.head[:]); err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
+	d := fr.d
+	d.buf = buf
+	for {
+		p, wire, err := d.next()
+		if err != nil {
+			return nil, err
 		}
-		return nil, &FrameError{"frame length", err}
-	}
-	body := binary.LittleEndian.Uint64(fr.head[:8])
-	hlen := uint64(binary.LittleEndian.Uint32(fr.head[8:]))
-	if body > uint64(fr.maxFrame) {
-		return nil, &FrameError{"frame length", fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, body, fr.maxFrame)}
-	}
-	if hlen > body || hlen > MaxHeader || hlen == 0 {
-		return nil, &FrameError{"frame length", fmt.Errorf("header length %d invalid for body of %d bytes", hlen, body)}
-	}
-	if cap(fr.hbuf) < int(hlen) {
-		fr.hbuf = make([]byte, hlen)
-	}
-	hb := fr.hbuf[:hlen]
-	if _, err := io.ReadFull(fr.r, hb); err != nil {
-		return nil, &FrameError{"header", noEOF(err)}
-	}
-	p := &Parcel{}
-	if err := readHeader(hb, &p.Header, &fr.names); err != nil {
-		return nil, &FrameError{"header", err}
-	}
-	// Subtract instead of adding: a sum of hostile lengths could wrap.
-	rest := body - hlen
-	for i, n := range p.Header.Chunks {
-		if n > rest {
-			return nil, &FrameError{"header", fmt.Errorf("chunk %d of %d bytes overruns the frame's %d bytes of chunks", i, n, body-hlen)}
+		if p != nil {
+			fr.last = wire
+			return p, nil
 		}
-		rest -= n
-	}
-	if rest != 0 {
-		return nil, &FrameError{"header", fmt.Errorf("chunk lengths add up to %d, frame carries %d", body-hlen-rest, body-hlen)}
-	}
-	if len(p.Header.Chunks) > 0 {
-		p.Chunks = make([][]byte, len(p.Header.Chunks))
-	}
-	for i, n := range p.Header.Chunks {
-		var c []byte
-		if buf != nil {
-			c = buf(&p.Header, i, int(n))
+		if fr.err != nil {
+			if fr.err == io.EOF {
+				return nil, d.end()
+			}
+			return nil, d.failed(fr.err)
 		}
-		if uint64(len(c)) != n {
-			c = make([]byte, n)
+		b, direct := d.space()
+		n, err := fr.r.Read(b)
+		d.advance(n, direct)
+		fr.err = err
+		if n == 0 && err == nil {
+			if fr.empty++; fr.empty == maxEmptyReads {
+				fr.err = io.ErrNoProgress
+			}
+		} else {
+			fr.empty = 0
 		}
-		if _, err := io.ReadFull(fr.r, c); err != nil {
-			return nil, &FrameError{"chunk " + itoa(uint64(i)), noEOF(err)}
-		}
-		p.Chunks[i] = c
 	}
-	fr.last = int64(frameHeadLen + body)
-	return p, nil
 }
+
+// maxEmptyReads is how many reads in a row may return neither bytes nor
+// an error before FrameReader gives up on the stream (io.ErrNoProgress),
+// as bufio.Reader does.
+const maxEmptyReads = 100
+
+// buffered reports whether bytes read from the stream wait to be decoded:
+// if not, the next frame needs a read.
+func (fr *FrameReader) buffered() bool { return fr.d.r < fr.d.w }
 
 // DecodeHeader decodes an encoded header, refusing any version but
 // HeaderVersion before interpreting the rest.
@@ -212,20 +198,13 @@ func DecodeHeader(b []byte, h *Header) error {
 	if len(rest) != 0 {
 		return fmt.Errorf("%d stray bytes after header", len(rest))
 	}
-	if len(h.Chunks) > maxChunks {
-		return fmt.Errorf("%d chunks, limit %d", len(h.Chunks), maxChunks)
+	if len(h.Chunks) > MaxChunks {
+		return fmt.Errorf("%d chunks, limit %d", len(h.Chunks), MaxChunks)
 	}
 	if h.Kind < KindCall || h.Kind > KindHeartbeat {
 		return fmt.Errorf("unknown parcel kind %d", h.Kind)
 	}
 	return nil
-}
-
-func noEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // checkSend refuses a parcel the receiving side would refuse, before it

@@ -135,7 +135,7 @@ func TestEOFBetweenFrames(t *testing.T) {
 
 // frameHead returns a frame head declaring body and header lengths.
 func frameHead(body uint64, hlen uint32) []byte {
-	b := make([]byte, frameHeadLen)
+	b := make([]byte, FrameHeadLen)
 	putLE64(b, body)
 	putLE32(b[8:], hlen)
 	return b
@@ -162,7 +162,7 @@ func TestOversizedFrameRefusedWithoutAllocation(t *testing.T) {
 	}
 	// Exactly the maximum is accepted.
 	frame := appendFrame(t, nil, Header{Kind: KindCall}, chunksOf(100))
-	body := uint64(len(frame) - frameHeadLen)
+	body := uint64(len(frame) - FrameHeadLen)
 	if _, err := newReader(frame, int64(body)).Next(nil); err != nil {
 		t.Fatalf("frame of exactly maxFrame: %v", err)
 	}
@@ -320,5 +320,18 @@ func TestBytesFloat64Refuses(t *testing.T) {
 	}
 	if Float64Bytes(nil) != nil || Float64Bytes([]float64{}) != nil {
 		t.Error("Float64Bytes of nothing is not nil")
+	}
+}
+
+// emptyReader returns neither bytes nor an error, forever.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestFrameReaderGivesUpOnEmptyReads(t *testing.T) {
+	_, err := NewFrameReader(emptyReader{}, 0).Next(nil)
+	var fe *FrameError
+	if !errors.As(err, &fe) || !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("%v (%T), want a *FrameError wrapping io.ErrNoProgress", err, err)
 	}
 }

@@ -1,7 +1,6 @@
 package parcel
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -24,7 +23,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		two,
 		heartbeat,
 		single[:len(single)-5],  // truncated in a chunk
-		single[:frameHeadLen+3], // truncated in the header
+		single[:FrameHeadLen+3], // truncated in the header
 		append(frameHead(1<<40, 10), single[12:]...), // oversized
 		frameWithChunkLengths(t, []uint64{5, math.MaxUint64 - 1, 4}, 7),
 	}
@@ -35,7 +34,7 @@ func FuzzFrameReader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fr := NewFrameReader(bufio.NewReader(bytes.NewReader(data)), fuzzMaxFrame)
+		fr := NewFrameReader(bytes.NewReader(data), fuzzMaxFrame)
 		// Every other chunk goes into memory "provided by the handler".
 		buf := func(h *Header, i int, n int) []byte {
 			if n < 0 || n > len(data) {
@@ -47,6 +46,7 @@ func FuzzFrameReader(f *testing.F) {
 			return nil
 		}
 		var err error
+		var whole []*Parcel
 		read := 0
 		alloc := allocatedBy(func() {
 			for err == nil {
@@ -55,6 +55,7 @@ func FuzzFrameReader(f *testing.F) {
 				if err != nil {
 					break
 				}
+				whole = append(whole, p)
 				read += int(fr.LastFrameLen())
 				if read > len(data) {
 					t.Fatalf("frames of %d bytes read from %d bytes", read, len(data))
@@ -84,6 +85,36 @@ func FuzzFrameReader(f *testing.F) {
 		// bounded by the input.
 		if limit := uint64(3*fuzzMaxFrame + 64*len(data) + 1<<20); alloc > limit {
 			t.Fatalf("reading %d bytes allocated %d bytes", len(data), alloc)
+		}
+		// The same bytes fed in pieces, as the raw and nbio readers feed
+		// the decoder, give the same frames and end the same way.
+		if len(data) > 0 {
+			piece := 1 + int(data[len(data)-1])%97
+			d := newFrameDecoder(fuzzMaxFrame, nil)
+			var got []*Parcel
+			var ferr error
+			for src := data; len(src) > 0 && ferr == nil; {
+				b, direct := d.space()
+				n := copy(b, src[:min(piece, len(src))])
+				src = src[n:]
+				ferr = d.feed(n, direct, func(p *Parcel, _ int64) { got = append(got, p) })
+			}
+			if ferr == nil {
+				ferr = d.end()
+			}
+			if len(got) != len(whole) || (ferr == io.EOF) != (err == io.EOF) {
+				t.Fatalf("in pieces of %d: %d frames ending in %v; whole: %d frames ending in %v", piece, len(got), ferr, len(whole), err)
+			}
+			for i := range got {
+				if !sameHeader(&got[i].Header, &whole[i].Header) || len(got[i].Chunks) != len(whole[i].Chunks) {
+					t.Fatalf("in pieces of %d: frame %d is %+v, whole %+v", piece, i, got[i].Header, whole[i].Header)
+				}
+				for j := range got[i].Chunks {
+					if !bytes.Equal(got[i].Chunks[j], whole[i].Chunks[j]) {
+						t.Fatalf("in pieces of %d: frame %d chunk %d differs", piece, i, j)
+					}
+				}
+			}
 		}
 	})
 }

@@ -147,10 +147,10 @@ func readHeaderFast(b []byte, h *Header, names *nameCache) bool {
 	case c == mpArray16 && i+3 <= len(b):
 		n, i = int(binary.BigEndian.Uint16(b[i+1:])), i+3
 	default:
-		return false // an array32 holds more than maxChunks
+		return false // an array32 holds more than MaxChunks
 	}
 	// Each length takes a byte at least, and the list must end the header.
-	if n > maxChunks || n > len(b)-i {
+	if n > MaxChunks || n > len(b)-i {
 		return false
 	}
 	lens := h.Chunks[:0]
@@ -217,13 +217,13 @@ func getStr(b []byte, i int) ([]byte, int) {
 	return getLong(b, i, mpStr8, mpStr16, mpStr32, math.MaxUint32)
 }
 
-// getBin reads a msgpack bin of at most maxArgs bytes at b[i:], returning
+// getBin reads a msgpack bin of at most MaxArgs bytes at b[i:], returning
 // a view of its bytes.
 func getBin(b []byte, i int) ([]byte, int) {
 	if uint(i) < uint(len(b)) && b[i] == mpBin8 && i+1 < len(b) {
 		return take(b, i+2, int(b[i+1]))
 	}
-	return getLong(b, i, mpBin8, mpBin16, mpBin32, maxArgs)
+	return getLong(b, i, mpBin8, mpBin16, mpBin32, MaxArgs)
 }
 
 // getLong reads a str or bin at b[i:] whose type byte is t8, t16 or t32

@@ -28,7 +28,7 @@ func randomHeader(r *rand.Rand) (Header, [][]byte) {
 	text := func() string { return strings.Repeat("a", lenEdges[r.IntN(len(lenEdges))]) }
 	bin := func() []byte {
 		for {
-			if n := lenEdges[r.IntN(len(lenEdges))]; n <= maxArgs {
+			if n := lenEdges[r.IntN(len(lenEdges))]; n <= MaxArgs {
 				return bytes.Repeat([]byte{7}, n)
 			}
 		}

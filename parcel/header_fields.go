@@ -2,7 +2,7 @@ package parcel
 
 import "github.com/tinylib/msgp/msgp"
 
-// Bytes is a byte field of the Header, at most maxArgs long. Its decoding
+// Bytes is a byte field of the Header, at most MaxArgs long. Its decoding
 // is written by hand:
 // the generated code takes memory for the length a field claims (up to its
 // limit) before it looks whether the bytes are there; this checks first,
@@ -19,7 +19,7 @@ func (z *Bytes) UnmarshalMsg(b []byte) ([]byte, error) {
 	switch {
 	case err != nil:
 		return b, err
-	case len(v) > maxArgs:
+	case len(v) > MaxArgs:
 		return b, msgp.ErrLimitExceeded
 	}
 	*z = append((*z)[:0], v...)
@@ -30,7 +30,7 @@ func (z *Bytes) UnmarshalMsg(b []byte) ([]byte, error) {
 func (z Bytes) Msgsize() int { return msgp.BytesPrefixSize + len(z) }
 
 // Lengths is the Header's list of chunk lengths, decoded by hand for the
-// same reason as Bytes: a list longer than maxChunks, or longer than the
+// same reason as Bytes: a list longer than MaxChunks, or longer than the
 // bytes left (each length takes one at least), is refused before memory
 // is taken for it. A []uint64 converts to and from it freely.
 type Lengths []uint64
@@ -50,7 +50,7 @@ func (z *Lengths) UnmarshalMsg(b []byte) ([]byte, error) {
 	switch {
 	case err != nil:
 		return b, err
-	case n > maxChunks:
+	case n > MaxChunks:
 		return b, msgp.ErrLimitExceeded
 	case int(n) > len(rest):
 		return b, msgp.ErrShortBytes

@@ -58,7 +58,7 @@ func allocatedBy(f func()) uint64 {
 }
 
 func TestHeaderRoundTrip(t *testing.T) {
-	many := make([]int, maxChunks)
+	many := make([]int, MaxChunks)
 	for i := range many {
 		many[i] = i % 3
 	}
@@ -77,7 +77,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{"heartbeat", Header{Kind: KindHeartbeat, Action: byeVerb}, nil},
 		{"long action", Header{Kind: KindCall, Action: strings.Repeat("very.long.action.name.", 50000)}, chunksOf(1)},
 		{"long error", Header{Kind: KindReply, Code: CodeActionPanic, Error: strings.Repeat("é", 70000)}, nil},
-		{"largest args", Header{Kind: KindCall, Args: bytes.Repeat([]byte{0xab}, maxArgs)}, nil},
+		{"largest args", Header{Kind: KindCall, Args: bytes.Repeat([]byte{0xab}, MaxArgs)}, nil},
 		{"many chunks", Header{Kind: KindCall, Action: "scatter"}, chunksOf(many...)},
 		{"zero-length chunks", Header{Kind: KindCall}, chunksOf(0, 0, 5, 0)},
 		{"only zero-length chunks", Header{Kind: KindReply}, chunksOf(0)},
@@ -95,7 +95,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 			// Through DecodeHeader alone.
 			hlen := int(uint32(frame[8]) | uint32(frame[9])<<8 | uint32(frame[10])<<16 | uint32(frame[11])<<24)
 			var got Header
-			if err := DecodeHeader(frame[frameHeadLen:frameHeadLen+hlen], &got); err != nil {
+			if err := DecodeHeader(frame[FrameHeadLen:FrameHeadLen+hlen], &got); err != nil {
 				t.Fatalf("DecodeHeader: %v", err)
 			}
 			if !sameHeader(&got, &want) {
@@ -139,7 +139,7 @@ func TestAppendFrameHeadEncodesVersionAndChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got Header
-	if err := DecodeHeader(frame[frameHeadLen:], &got); err != nil {
+	if err := DecodeHeader(frame[FrameHeadLen:], &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Version != HeaderVersion || !slices.Equal(got.Chunks, []uint64{10, 0}) {
@@ -159,8 +159,8 @@ func TestAppendFrameHeadRefusesWhatReadersRefuse(t *testing.T) {
 	}{
 		{"kind zero", Header{}, 0, "unknown parcel kind 0"},
 		{"kind too large", Header{Kind: KindHeartbeat + 1}, 0, "unknown parcel kind 5"},
-		{"too many chunks", Header{Kind: KindCall}, maxChunks + 1, "chunks, limit"},
-		{"args too long", Header{Kind: KindCall, Args: make([]byte, maxArgs+1)}, 0, "header arguments"},
+		{"too many chunks", Header{Kind: KindCall}, MaxChunks + 1, "chunks, limit"},
+		{"args too long", Header{Kind: KindCall, Args: make([]byte, MaxArgs+1)}, 0, "header arguments"},
 		{"header too long", Header{Kind: KindCall, Action: strings.Repeat("a", MaxHeader)}, 0, "exceeds"},
 	}
 	for _, tt := range tests {
@@ -191,7 +191,7 @@ func encodeHeader(t testing.TB, h Header) []byte {
 // frame head.
 func frameWithHeader(hdr []byte, chunkBytes int) []byte {
 	body := uint64(len(hdr) + chunkBytes)
-	f := make([]byte, frameHeadLen, frameHeadLen+int(body))
+	f := make([]byte, FrameHeadLen, FrameHeadLen+int(body))
 	putLE64(f, body)
 	putLE32(f[8:], uint32(len(hdr)))
 	f = append(f, hdr...)
@@ -320,30 +320,30 @@ func TestHugeChunkArrayRefusedWithoutAllocation(t *testing.T) {
 
 	// A claim within the limit but not backed by bytes costs no more than
 	// the bytes that are there.
-	b = hugeChunkArray(t, maxChunks)
+	b = hugeChunkArray(t, MaxChunks)
 	n = allocatedBy(func() { err = DecodeHeader(b, &h) })
 	if err == nil {
 		t.Fatal("DecodeHeader accepted a chunk array without its elements")
 	}
 	if n > 64<<10 {
-		t.Fatalf("DecodeHeader allocated %d bytes for a %d-byte header claiming %d chunks", n, len(b), maxChunks)
+		t.Fatalf("DecodeHeader allocated %d bytes for a %d-byte header claiming %d chunks", n, len(b), MaxChunks)
 	}
 }
 
 func TestHeaderArrayLimits(t *testing.T) {
 	// More chunks than the limit, each present: the limit refuses them.
-	b := encodeHeader(t, Header{Version: HeaderVersion, Kind: KindCall, Chunks: make([]uint64, maxChunks+1)})
+	b := encodeHeader(t, Header{Version: HeaderVersion, Kind: KindCall, Chunks: make([]uint64, MaxChunks+1)})
 	var h Header
 	if err := DecodeHeader(b, &h); !errors.Is(err, msgp.ErrLimitExceeded) {
-		t.Fatalf("%d chunks: %v, want msgp.ErrLimitExceeded", maxChunks+1, err)
+		t.Fatalf("%d chunks: %v, want msgp.ErrLimitExceeded", MaxChunks+1, err)
 	}
-	// msgp applies the array limit to byte slices too, hence maxArgs.
-	b = encodeHeader(t, Header{Version: HeaderVersion, Kind: KindCall, Args: make([]byte, maxArgs+1)})
+	// msgp applies the array limit to byte slices too, hence MaxArgs.
+	b = encodeHeader(t, Header{Version: HeaderVersion, Kind: KindCall, Args: make([]byte, MaxArgs+1)})
 	if err := DecodeHeader(b, &h); !errors.Is(err, msgp.ErrLimitExceeded) {
-		t.Fatalf("%d bytes of args: %v, want msgp.ErrLimitExceeded", maxArgs+1, err)
+		t.Fatalf("%d bytes of args: %v, want msgp.ErrLimitExceeded", MaxArgs+1, err)
 	}
 	// Exactly at the limits is fine.
-	b = encodeHeader(t, Header{Version: HeaderVersion, Kind: KindCall, Args: make([]byte, maxArgs), Chunks: make([]uint64, maxChunks)})
+	b = encodeHeader(t, Header{Version: HeaderVersion, Kind: KindCall, Args: make([]byte, MaxArgs), Chunks: make([]uint64, MaxChunks)})
 	if err := DecodeHeader(b, &h); err != nil {
 		t.Fatalf("at the limits: %v", err)
 	}

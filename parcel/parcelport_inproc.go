@@ -229,7 +229,7 @@ func (p *Inproc) Send(ctx context.Context, pc *Parcel) error {
 	if len(pc.Chunks) > 0 {
 		out.Chunks = make([][]byte, len(pc.Chunks))
 	}
-	size := uint64(frameHeadLen + h.Msgsize())
+	size := uint64(FrameHeadLen + h.Msgsize())
 	for i, c := range pc.Chunks {
 		h.Chunks[i] = uint64(len(c))
 		size += uint64(len(c))

@@ -53,26 +53,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestTCPPeerClosesWithoutGoodbye(t *testing.T) {
-	rec := newRecorder()
-	port := newTCPPort(t, 0, rec, nil)
-	raw := rawPeerAt(t, port.Addr(), 3, 0)
-	if _, err := raw.Write(appendFrame(t, nil, Header{Kind: KindCall, Source: 3, Dest: 0, Action: "last words"}, nil)); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	down := rec.waitDown(t)
-	if down.peer != 3 || !errors.Is(down.err, ErrPeerDown) {
-		t.Fatalf("PeerDown(%d, %v), want locality 3 and ErrPeerDown", down.peer, down.err)
-	}
-	if got := rec.received(); len(got) != 1 || got[0].Header.Action != "last words" {
-		t.Fatalf("got %+v", got)
-	}
-	if err := port.Send(context.Background(), &Parcel{Header: Header{Kind: KindCall, Dest: 3}}); !errors.Is(err, ErrPeerDown) {
-		t.Fatalf("Send to the lost peer: %v, want ErrPeerDown", err)
-	}
-}
-
 // tcpPeerOf returns port's connection to locality id.
 func tcpPeerOf(t *testing.T, port *TCP, id uint32) *tcpPeer {
 	t.Helper()

@@ -3,7 +3,6 @@
 package parcel
 
 import (
-	"log/slog"
 	"net"
 	goruntime "runtime"
 	"syscall"
@@ -12,25 +11,10 @@ import (
 )
 
 // The TCP parcelport with polling readers (TCPConfig.PollFor) behaves like
-// the blocking one: the shared parcelport suite, and the socket suite
-// (heartbeats, silent peers, oversized and corrupt frames, Close) through
-// the "TCP-poll" entry of socketPorts.
-
-// mkTCPPoll is mkTCP with readers that poll for pollFor before blocking.
-func mkTCPPoll(pollFor time.Duration) func(t *testing.T, n int, handlers []Handler) []Parcelport {
-	return func(t *testing.T, n int, handlers []Handler) []Parcelport {
-		return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
-			return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}, PollFor: pollFor})
-		})
-	}
-}
-
-// A long window: readers poll for the whole test.
-func TestTCPPollParcelport(t *testing.T) { testParcelport(t, mkTCPPoll(time.Minute)) }
-
-// A window shorter than the gaps between parcels: readers keep going from
-// polling to blocking and back.
-func TestTCPPollBlockParcelport(t *testing.T) { testParcelport(t, mkTCPPoll(50*time.Microsecond)) }
+// the blocking one: it passes the conformance suite
+// (tcp_poll_conformance_test.go) and the socket tests through the
+// "TCP-poll" entry of socketPorts. Here: the spinner and the progress
+// loop themselves.
 
 // A spinner finds data that arrives while it spins, gives up after its
 // window, and gives up at once when told to quit; it counts itself as
@@ -105,16 +89,6 @@ func TestSpinnerAwait(t *testing.T) {
 	if await(never) {
 		t.Fatal("the spinner found data on a silent socket")
 	}
-}
-
-// The TCP parcelport making raw reads (TCPConfig.RawReads)
-// passes the shared suite, and the socket suite as "TCP-raw".
-func TestTCPRawReadsParcelport(t *testing.T) {
-	testParcelport(t, func(t *testing.T, n int, handlers []Handler) []Parcelport {
-		return mkSocketPorts(t, n, handlers, func(ln net.Listener, id uint32, h Handler, log *slog.Logger) (Parcelport, error) {
-			return NewTCP(TCPConfig{PortConfig: PortConfig{Locality: id, Listener: ln, Secret: testSecret, Handler: h, Logger: log}, RawReads: true})
-		})
-	})
 }
 
 // The progress loop of a port with several polling readers wakes a parked

@@ -3,7 +3,6 @@
 package parcel
 
 import (
-	"io"
 	"net"
 	"os"
 	"syscall"
@@ -79,14 +78,11 @@ func readRaw(raw syscall.RawConn, p *tcpPeer, d *frameDecoder, spin *spinner, de
 				rerr = &net.OpError{Op: "read", Net: "tcp", Source: p.conn.LocalAddr(), Addr: p.conn.RemoteAddr(), Err: os.NewSyscallError("read", err)}
 				return true
 			case n == 0:
-				rerr = io.EOF
-				if d.midFrame() {
-					rerr = &FrameError{"frame", io.ErrUnexpectedEOF}
-				}
+				rerr = d.end()
 				return true
 			}
 			p.reads.Add(1)
-			if err := d.fed(n, direct, deliver); err != nil {
+			if err := d.feed(n, direct, deliver); err != nil {
 				rerr = err
 				return true
 			}
