@@ -16,6 +16,11 @@ import (
 // has failed before it gives up on it and returns anyway.
 const MainGrace = 3 * time.Second
 
+// abortWait is how long Main waits for the job's failure to reach this
+// locality when the body failed because another locality is gone or shut
+// down, before it reports the body's error as the job's cause.
+const abortWait = time.Second
+
 // Main is the whole life of an SPMD program's locality: it fills the
 // fields cfg leaves zero from the environment (the job that `tessera run`
 // or slurm describes when cfg.NumLocalities is 0, and the options such as
@@ -86,6 +91,16 @@ func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt 
 		}
 		if cause := rt.Err(); cause != nil {
 			err = cause
+		}
+	}
+	if err != nil && rt.Err() == nil && (errors.Is(err, ErrLocalityDown) || errors.Is(err, ErrShutdown)) {
+		// The body failed because another locality is gone or shutting
+		// down: most likely the job failed elsewhere and the abort that
+		// says where is on its way. Wait a little for it, so that this
+		// locality reports that it stopped, not a failure of its own.
+		select {
+		case <-rt.Done():
+		case <-time.After(abortWait):
 		}
 	}
 	if err != nil {
