@@ -87,6 +87,7 @@ func summarize(reps []exitReport) (lines []string, status int) {
 	}
 
 	var same []string // localities that failed the same way on their own
+	alike := 0        // localities that exited as root did, without a report (all killed by Ctrl-C, say)
 	stopped := 0      // localities that stopped because of root
 	for i := range reps {
 		o := &reps[i]
@@ -96,25 +97,34 @@ func summarize(reps []exitReport) (lines []string, status int) {
 			same = append(same, strconv.Itoa(o.loc))
 		case o.root():
 			lines = append(lines, strings.Replace(o.failure.Failed(), " failed ", " also failed ", 1))
+		case o.failure == nil && !r.root() && !o.killed && o.desc == r.desc:
+			alike++
 		default:
 			stopped++
 		}
 	}
+	others := runtime.Localities(len(same)+alike+stopped, "other ")
 	because := fmt.Sprintf("because locality %d failed", r.loc)
 	switch {
-	case len(same) == 0 && stopped > 0:
-		lines = append(lines, fmt.Sprintf("%s stopped %s", runtime.Localities(stopped, "other "), because))
-	case len(same) > 0:
-		what := "locality " + same[0]
-		if len(same) > 1 {
-			what = "localities " + strings.Join(same, ", ")
+	case len(same)+alike+stopped == 0:
+	case len(same)+alike == 0:
+		lines = append(lines, fmt.Sprintf("%s stopped %s", others, because))
+	case len(same)+stopped == 0:
+		lines = append(lines, others+" exited the same way")
+	default:
+		var parts []string
+		if len(same) == 1 {
+			parts = append(parts, "locality "+same[0]+" with the same error")
+		} else if len(same) > 1 {
+			parts = append(parts, "localities "+strings.Join(same, ", ")+" with the same error")
 		}
-		line := fmt.Sprintf("%s stopped: %s with the same error",
-			runtime.Localities(len(same)+stopped, "other "), what)
+		if alike > 0 {
+			parts = append(parts, fmt.Sprintf("%d exited the same way", alike))
+		}
 		if stopped > 0 {
-			line += fmt.Sprintf(", %d %s", stopped, because)
+			parts = append(parts, fmt.Sprintf("%d %s", stopped, because))
 		}
-		lines = append(lines, line)
+		lines = append(lines, others+" stopped: "+strings.Join(parts, ", "))
 	}
 	return lines, status
 }

@@ -96,6 +96,16 @@ func TestSummarize(t *testing.T) {
 			{loc: 1, order: 0, code: 3, failure: stopped(1, 2)},
 			{loc: 2, order: 2, code: 137, desc: `was killed by signal "killed" (status 137)`},
 		}, []string{`locality 2 was killed by signal "killed" (status 137)`, "2 other localities stopped because locality 2 failed"}, 137},
+		{"all interrupted", []exitReport{
+			{loc: 0, order: 0, code: 130, desc: `was killed by signal "interrupt" (status 130)`},
+			{loc: 1, order: 1, code: 130, desc: `was killed by signal "interrupt" (status 130)`},
+			{loc: 2, order: 2, code: 130, desc: `was killed by signal "interrupt" (status 130)`},
+		}, []string{`locality 0 was killed by signal "interrupt" (status 130)`, "2 other localities exited the same way"}, 130},
+		{"no reports, some alike", []exitReport{
+			{loc: 0, order: 0, code: 2, desc: "exited with status 2"},
+			{loc: 1, order: 1, code: 2, desc: "exited with status 2"},
+			{loc: 2, order: 2, killed: true, desc: "was killed by the launcher"},
+		}, []string{"locality 0 exited with status 2", "2 other localities stopped: 1 exited the same way, 1 because locality 0 failed"}, 2},
 		{"no reports: the first to exit non-zero", []exitReport{
 			{loc: 0, order: 2, killed: true, desc: "was killed by the launcher"},
 			{loc: 1, order: 0, code: 3, desc: "exited with status 3"},
