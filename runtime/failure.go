@@ -130,7 +130,7 @@ func (f Failure) Line(n uint32) string {
 	case f.Root:
 		return "tessera: " + f.Failed()
 	case f.Locality == 0:
-		return fmt.Sprintf("tessera: %s stopped%s", Localities(int(n)-1, "other "), f.Why())
+		return fmt.Sprintf("tessera: %s stopped%s", localities(int(n)-1, "other "), f.Why())
 	default:
 		return fmt.Sprintf("tessera: locality %d stopped%s", f.Locality, f.Why())
 	}
@@ -156,8 +156,8 @@ func (f Failure) Why() string {
 	return fmt.Sprintf(": locality %d down: %s", f.Origin, f.Cause)
 }
 
-// Localities is "1 <adj>locality" or "n <adj>localities".
-func Localities(n int, adj string) string {
+// localities is "1 <adj>locality" or "n <adj>localities".
+func localities(n int, adj string) string {
 	if n == 1 {
 		return "1 " + adj + "locality"
 	}

@@ -308,9 +308,9 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		return 2, fmt.Errorf("making a directory for the localities' reports: %w", err)
 	}
 	defer os.RemoveAll(reports)
-	jobVars := []string{jobenv.VarFailureDir + "=" + reports}
+	reportEnv := []string{jobenv.VarFailureDir + "=" + reports}
 	if opts.Verbose {
-		jobVars = append(jobVars, jobenv.VarVerbose+"=1")
+		reportEnv = append(reportEnv, jobenv.VarVerbose+"=1")
 	}
 
 	outSink := &syncWriter{w: stdout}
@@ -365,7 +365,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 			loc.RootFD = jobenv.RootFD
 			cmd.ExtraFiles = []*os.File{rootFile} // jobenv.RootFD in the child
 		}
-		cmd.Env = append(loc.Environ(base), jobVars...)
+		cmd.Env = append(loc.Environ(base), reportEnv...)
 		cmd.SysProcAttr = childSysProcAttr()
 		c.cmd = cmd
 		err := c.start(&output)

@@ -80,9 +80,21 @@ func summarize(reps []exitReport) (lines []string, status int) {
 	if status == 0 {
 		status = reps[firstBad].code
 	}
-	if r.root() {
+	switch {
+	case r.root():
 		lines = append(lines, r.failure.Failed())
-	} else {
+	case r.killed:
+		// It hung (went silent, say): how the others lost it is all
+		// there is to say.
+		line := fmt.Sprintf("locality %d %s", r.loc, r.desc)
+		for _, o := range reps {
+			if o.failure != nil && !o.failure.Root && !o.failure.Told && o.failure.Origin == uint32(r.loc) {
+				line += fmt.Sprintf(" after the others lost it (%s)", o.failure.Cause)
+				break
+			}
+		}
+		lines = append(lines, line)
+	default:
 		lines = append(lines, fmt.Sprintf("locality %d %s", r.loc, r.desc))
 	}
 
@@ -103,7 +115,7 @@ func summarize(reps []exitReport) (lines []string, status int) {
 			stopped++
 		}
 	}
-	others := runtime.Localities(len(same)+alike+stopped, "other ")
+	others := localities(len(same)+alike+stopped, "other ")
 	because := fmt.Sprintf("because locality %d failed", r.loc)
 	switch {
 	case len(same)+alike+stopped == 0:
@@ -131,7 +143,7 @@ func summarize(reps []exitReport) (lines []string, status int) {
 
 // namedOrigin returns the index of the locality that most reports of
 // localities that stopped name as the one they stopped for, if it exited
-// non-zero; -1 if there is none.
+// non-zero or was killed; -1 if there is none.
 func namedOrigin(reps []exitReport) int {
 	votes := make(map[uint32]int)
 	for _, r := range reps {
@@ -141,11 +153,19 @@ func namedOrigin(reps []exitReport) int {
 	}
 	best := -1
 	for i, r := range reps {
-		if v := votes[uint32(r.loc)]; v > 0 && r.code != 0 && (best < 0 || v > votes[uint32(reps[best].loc)]) {
+		if v := votes[uint32(r.loc)]; v > 0 && (r.code != 0 || r.killed) && (best < 0 || v > votes[uint32(reps[best].loc)]) {
 			best = i
 		}
 	}
 	return best
+}
+
+// localities is "1 <adj>locality" or "n <adj>localities".
+func localities(n int, adj string) string {
+	if n == 1 {
+		return "1 " + adj + "locality"
+	}
+	return strconv.Itoa(n) + " " + adj + "localities"
 }
 
 // checkTraceDir refuses a --trace directory that exists and is not empty:

@@ -96,6 +96,12 @@ func TestSummarize(t *testing.T) {
 			{loc: 1, order: 0, code: 3, failure: stopped(1, 2)},
 			{loc: 2, order: 2, code: 137, desc: `was killed by signal "killed" (status 137)`},
 		}, []string{`locality 2 was killed by signal "killed" (status 137)`, "2 other localities stopped because locality 2 failed"}, 137},
+		{"one went silent and was killed", []exitReport{
+			{loc: 0, order: 0, code: 3, desc: "exited with status 3", failure: &runtime.Failure{Locality: 0, Origin: 1, Cause: "no heartbeat for 5s", Status: 3}},
+			{loc: 1, order: 2, killed: true, desc: "was killed by the launcher"},
+			{loc: 2, order: 1, code: 3, desc: "exited with status 3", failure: &runtime.Failure{Locality: 2, Origin: 1, Cause: "no heartbeat for 5s", Status: 3}},
+		}, []string{"locality 1 was killed by the launcher after the others lost it (no heartbeat for 5s)",
+			"2 other localities stopped because locality 1 failed"}, 3},
 		{"all interrupted", []exitReport{
 			{loc: 0, order: 0, code: 130, desc: `was killed by signal "interrupt" (status 130)`},
 			{loc: 1, order: 1, code: 130, desc: `was killed by signal "interrupt" (status 130)`},
