@@ -235,13 +235,14 @@ func (c *child) start(output *sync.WaitGroup) error {
 // runJob starts opts.N localities of opts.Prog, copies their output with
 // prefixes to stdout and stderr, forwards opts.Signals to them and waits for
 // all of them to exit. It returns the job's exit status: 0 if every
-// locality exited 0, otherwise the first non-zero status in the order the
-// localities exited, where death by signal s counts as 128+s unless the
-// launcher itself killed the locality. When the job could not be run as
-// asked (bad options, a program that cannot be started, ctx done) err is
-// non-nil and the status is 2; localities already started are killed and
-// waited for first. runJob returns once every locality has exited and its
-// output has been copied.
+// locality exited 0, otherwise the status of the locality where the job
+// failed first (summarize), where death by signal s counts as 128+s unless
+// the launcher itself killed the locality; it ends stderr with its summary
+// of the failure. When the job could not be run as asked (bad options, a
+// program that cannot be started, a --trace directory that is not empty,
+// ctx done) err is non-nil and the status is 2; localities already
+// started are killed and waited for first. runJob returns once every
+// locality has exited and its output has been copied.
 func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exitCode int, err error) {
 	if err := opts.validate(); err != nil {
 		return 2, err
