@@ -89,5 +89,11 @@
 // A locality that dies, aborts or goes silent is detected by every other one
 // (closed connection, heartbeats). Every pending call fails with a
 // *LocalityError naming it, the runtime's context ends with that cause, and
-// Main returns 1 within MainGrace. Nothing waits forever for a dead peer.
+// Main returns within MainGrace. Nothing waits forever for a dead peer.
+//
+// A failed job is reported once, by the locality where it failed first
+// (Main returns ExitFailed there), not by each locality that stopped
+// because of it (ExitStopped): each classifies its failure as a Failure,
+// which it writes for the launcher (`tessera run`), or, without one, sums
+// up in one line (Failure.Line).
 package runtime

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tinylib/msgp/msgp"
@@ -56,6 +57,16 @@ func (e *LocalityError) Error() string {
 
 // Unwrap returns ErrLocalityDown.
 func (e *LocalityError) Unwrap() error { return ErrLocalityDown }
+
+// abortedPrefix starts the Reason of a LocalityError for a locality that
+// aborted the job; what follows is why, as it told.
+const abortedPrefix = "aborted: "
+
+// aborted returns why the locality aborted the job, or ok false when it
+// was lost without a word (it died, or went silent).
+func (e *LocalityError) aborted() (why string, ok bool) {
+	return strings.CutPrefix(e.Reason, abortedPrefix)
+}
 
 // remoteError is an error text that came back in a reply. It matches the
 // sentinel its code stands for.

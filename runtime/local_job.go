@@ -71,7 +71,7 @@ func (j *LocalJob) Run(ctx context.Context, body func(ctx context.Context, rt *R
 				return struct{}{}, body(ctx, rt)
 			}).Err(ctx)
 			if err != nil {
-				rt.Abort(fmt.Errorf("locality %d: %w", rt.here, err))
+				rt.Abort(abortError(rt.here, err))
 				errs[i] = err
 				return
 			}

@@ -529,14 +529,14 @@ func (rt *Runtime) fail(err error) {
 	}
 	rt.cancel(err)
 	rt.coll.fail(err)
-	rt.log.Error("runtime: locality failed", "err", err)
+	rt.log.Error(msgLocalityFailed, "err", err)
 	// The root cause, which the abort to the others carries unchanged (so
 	// that the messages do not nest), and the locality whose loss it is.
 	why := err.Error()
 	var le, lost *LocalityError
 	if errors.As(err, &le) {
 		lost = le // this locality's own loss of a peer
-		if r, ok := strings.CutPrefix(le.Reason, "aborted: "); ok {
+		if r, ok := le.aborted(); ok {
 			why, lost = r, le.lost
 		}
 	}

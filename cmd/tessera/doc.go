@@ -9,14 +9,15 @@
 //
 // Usage:
 //
-//	tessera run -n N [--grace D] [--] prog [args...]
+//	tessera run -n N [flags] [--] prog [args...]
 //	tessera info
 //	tessera help
 //
 // # run
 //
 // run starts N processes of prog with args, the localities 0 to N-1. prog is
-// looked up in PATH when it has no slash. Each locality gets the launcher's
+// looked up in PATH when it has no slash. `tessera help` lists every flag
+// of run; it is made from run's flag set. Each locality gets the launcher's
 // environment plus
 //
 //	TESSERA_LOCALITY        its id, 0 to N-1
@@ -31,6 +32,9 @@
 //	TESSERA_ROOT_ADDR       host:port of locality 0, where the others
 //	                        connect first
 //	TESSERA_ROOT_FD         3, for locality 0 only
+//	TESSERA_FAILURE_DIR     a directory of the launcher's, where a
+//	                        locality that fails writes its report
+//	TESSERA_VERBOSE         1, with --verbose
 //	GOMAXPROCS              max(1, cores/N) unless the launcher's
 //	                        environment sets it: the localities share the
 //	                        machine's cores instead of each running a
@@ -72,14 +76,37 @@
 // hold its output open, and run waits until the output of every locality
 // has been closed.
 //
+// # A failed job
+//
+// A job that fails is reported once. Each locality of a Tessera program
+// (runtime.Main) that fails writes a report to TESSERA_FAILURE_DIR
+// instead of printing it: whether the job failed there (status 1) or it
+// stopped because another locality failed first (status 3), in which
+// phase, and the cause. Once every locality has exited, run prints one
+// line for the locality where the job failed first, its phase and the
+// cause, and one line for the others:
+//
+//	[tessera] locality 1 failed in main: als on locality 1: ratings r.csv line 58704: column 2 (movieId): "abc" is not an integer
+//	[tessera] 3 other localities stopped because locality 1 failed
+//
+// Localities that failed in the same way on their own (each reading a
+// missing file, say) are counted in the second line; one that failed
+// with another cause gets a line of its own. A locality that exited
+// without a report (it crashed or was killed, or prog is not a Tessera
+// program) is named with how it exited: the one the others' reports
+// name, or else the first to exit non-zero. With --verbose every
+// locality also prints its whole error and the runtime's log of it, and
+// run notes every non-zero exit as it happens, as well as the summary.
+//
 // run exits 0 when every locality exits 0. Otherwise it exits with the
-// first non-zero status in the order the localities exited, a locality
-// killed by signal s counting as 128+s. Once one locality has exited
-// non-zero the others get --grace (10s by default) to notice the dead peer
-// and exit by themselves; the launcher then kills those still running with
-// SIGKILL, and their deaths do not change the status. When the job cannot
-// be run at all (bad flags, fewer than one locality, a program that cannot
-// be found or started) run says what was wrong and exits 2.
+// status of the locality where the job failed first, a locality killed by
+// signal s counting as 128+s. Once one locality has exited non-zero the
+// others get --grace (10s by default) to notice the dead peer and exit by
+// themselves; the launcher then kills those still running with SIGKILL,
+// and says so. When the job cannot be run at all (bad flags, fewer than
+// one locality, a program that cannot be found or started, a --trace
+// directory that exists and is not empty) run says what was wrong in one
+// line, starts nothing, and exits 2.
 //
 // # info
 //

@@ -69,6 +69,11 @@ type runOptions struct {
 	// as TESSERA_METRICS_ADDR; locality i serves /metrics on port+i.
 	// "" leaves it as it is.
 	MetricsAddr string
+
+	// Verbose, from --verbose: the localities print their failures whole
+	// (TESSERA_VERBOSE=1) and the launcher notes every locality that
+	// exits non-zero, besides its summary of a failed job.
+	Verbose bool
 }
 
 // options are the job's options the flags set, which every locality gets
@@ -148,23 +153,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // parseRunArgs parses the arguments of run. Whatever is wrong is reported on
 // stderr; the error returned is flag.ErrHelp when help was asked for.
 func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
-	fs := flag.NewFlagSet("tessera run", flag.ContinueOnError)
+	var opts runOptions
+	fs := newRunFlagSet(&opts)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	n := fs.Int("n", 0, "number of localities")
-	grace := fs.Duration("grace", 10*time.Second, "how long to wait for the other localities after a failure")
-	traceDir := fs.String("trace", "", "write the run's OTF2 trace to this directory")
-	traceFormat := fs.String("trace-format", "", "timelines to write: otf2,perfetto")
-	profile := fs.String("profile", "", "print the profile at exit: screen or csv")
-	port := fs.String("parcelport", "", "the localities' parcelport: tcp (default) or nbio")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics: locality i at host:port+i/metrics")
-	progress := fs.String("progress", "", "how the localities wait for messages: block (default) or poll (busy-poll; keeps a core busy while waiting)")
-	bind := fs.String("bind", "", "none (default): the system places the localities; core: each locality on its own block of cores (several per core when there are more localities than cores)")
-	congestion := fs.String("tcp-congestion", "", "TCP congestion control of the tcp parcelport's connections, e.g. reno (default: the system's)")
+	fs.Usage = func() { fmt.Fprint(stderr, usage()) }
 	if err := fs.Parse(args); err != nil {
 		return runOptions{}, err // the flag package has reported it
 	}
-	opts := runOptions{N: *n, Grace: *grace, TraceDir: *traceDir, TraceFormat: *traceFormat, Profile: *profile, Parcelport: *port, MetricsAddr: *metricsAddr, Progress: *progress, Bind: *bind, TCPCongestion: *congestion}
 	if opts.TraceDir != "" {
 		abs, err := filepath.Abs(opts.TraceDir)
 		if err != nil {
@@ -177,7 +172,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		opts.Prog, opts.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintf(stderr, "tessera run: %v\nusage: tessera run -n N [--grace D] [--trace DIR [--trace-format otf2,perfetto]] [--profile screen|csv] [--parcelport tcp|nbio] [--progress block|poll] [--bind none|core] [--tcp-congestion NAME] [--metrics-addr HOST:PORT] [--] prog [args...]\n", err)
+		fmt.Fprintf(stderr, "tessera run: %v\n", err)
 		return runOptions{}, err
 	}
 	return opts, nil
@@ -192,6 +187,7 @@ type child struct {
 	errR     *os.File
 	waitErr  error // what cmd.Wait returned
 	done     bool  // its process has exited
+	order    int   // once done: how many localities exited before it
 	killed   bool  // the launcher sent its process group SIGKILL
 	cpus     []int // the cores its process is bound to; nil: not bound
 }
@@ -239,13 +235,14 @@ func (c *child) start(output *sync.WaitGroup) error {
 // runJob starts opts.N localities of opts.Prog, copies their output with
 // prefixes to stdout and stderr, forwards opts.Signals to them and waits for
 // all of them to exit. It returns the job's exit status: 0 if every
-// locality exited 0, otherwise the first non-zero status in the order the
-// localities exited, where death by signal s counts as 128+s unless the
-// launcher itself killed the locality. When the job could not be run as
-// asked (bad options, a program that cannot be started, ctx done) err is
-// non-nil and the status is 2; localities already started are killed and
-// waited for first. runJob returns once every locality has exited and its
-// output has been copied.
+// locality exited 0, otherwise the status of the locality where the job
+// failed first (summarize), where death by signal s counts as 128+s unless
+// the launcher itself killed the locality; it ends stderr with its summary
+// of the failure. When the job could not be run as asked (bad options, a
+// program that cannot be started, a --trace directory that is not empty,
+// ctx done) err is non-nil and the status is 2; localities already
+// started are killed and waited for first. runJob returns once every
+// locality has exited and its output has been copied.
 func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exitCode int, err error) {
 	if err := opts.validate(); err != nil {
 		return 2, err
@@ -253,6 +250,9 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	path, err := exec.LookPath(opts.Prog)
 	if err != nil {
 		return 2, fmt.Errorf("cannot run %q: %w", opts.Prog, err)
+	}
+	if err := checkTraceDir(opts.TraceDir); err != nil {
+		return 2, err
 	}
 	secret, err := randomHex(32)
 	if err != nil {
@@ -300,6 +300,18 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		Secret:         secret,
 		JobID:          jobID,
 		Options:        opts.options(),
+	}
+
+	// Where the localities that fail write their reports, which the
+	// summary of the job is made of.
+	reports, err := os.MkdirTemp("", "tessera-run-")
+	if err != nil {
+		return 2, fmt.Errorf("making a directory for the localities' reports: %w", err)
+	}
+	defer os.RemoveAll(reports)
+	reportEnv := []string{jobenv.VarFailureDir + "=" + reports}
+	if opts.Verbose {
+		reportEnv = append(reportEnv, jobenv.VarVerbose+"=1")
 	}
 
 	outSink := &syncWriter{w: stdout}
@@ -354,7 +366,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 			loc.RootFD = jobenv.RootFD
 			cmd.ExtraFiles = []*os.File{rootFile} // jobenv.RootFD in the child
 		}
-		cmd.Env = loc.Environ(base)
+		cmd.Env = append(loc.Environ(base), reportEnv...)
 		cmd.SysProcAttr = childSysProcAttr()
 		c.cmd = cmd
 		err := c.start(&output)
@@ -380,7 +392,8 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	}
 
 	var (
-		status  int
+		failed  bool // a locality has exited non-zero
+		exits   int  // localities that have exited
 		running = len(children)
 		graceC  <-chan time.Time
 		ctxErr  error
@@ -390,22 +403,28 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 		select {
 		case c := <-exited:
 			c.done = true
+			c.order = exits
+			exits++
 			running--
 			code, desc := exitStatus(c)
 			if code == 0 {
 				continue
 			}
-			note("locality %d %s", c.loc, desc)
-			if status != 0 {
+			if opts.Verbose {
+				note("locality %d %s", c.loc, desc)
+			}
+			if failed {
 				continue
 			}
-			status = code
+			failed = true
 			if running > 0 {
 				others := fmt.Sprintf("%d other localities", running)
 				if running == 1 {
 					others = "the other locality"
 				}
-				note("waiting up to %v for %s to exit", opts.Grace, others)
+				if opts.Verbose {
+					note("waiting up to %v for %s to exit", opts.Grace, others)
+				}
 				t := time.NewTimer(opts.Grace)
 				defer t.Stop()
 				graceC = t.C
@@ -459,6 +478,10 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	}
 	if ctxErr != nil {
 		return 2, ctxErr
+	}
+	lines, status := summarize(exitReports(children, reports))
+	for _, l := range lines {
+		note("%s", l)
 	}
 	return status, nil
 }

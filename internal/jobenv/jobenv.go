@@ -22,6 +22,13 @@ const (
 	VarJobID         = "TESSERA_JOB_ID"
 	// VarPort is locality 0's port under slurm.
 	VarPort = "TESSERA_PORT"
+	// VarFailureDir is a directory where a locality that fails writes its
+	// report (runtime.WriteFailure) for the launcher, instead of printing
+	// it.
+	VarFailureDir = "TESSERA_FAILURE_DIR"
+	// VarVerbose, when 1, makes every locality print the whole of its
+	// failure on stderr, as it saw it, besides any report.
+	VarVerbose = "TESSERA_VERBOSE"
 )
 
 // The variables of the job's options (Options).
@@ -55,7 +62,7 @@ const (
 func Names() []string {
 	return []string{
 		VarLocality, VarNumLocalities, VarNodeCPUs, VarRootAddr, VarRootFD, VarListenHost,
-		VarSecret, VarSecretFile, VarJobID, VarPort,
+		VarSecret, VarSecretFile, VarJobID, VarPort, VarFailureDir, VarVerbose,
 		VarParcelport, VarProgress, VarTCPCongestion, VarMetricsAddr,
 		VarTrace, VarTraceFormat, VarProfile, VarTraceSample,
 		SlurmProcID, SlurmNTasks, SlurmStepNodeList, SlurmNodeList, SlurmJobID, SlurmStepID,
@@ -201,7 +208,7 @@ func (l Launch) Encode() []string {
 // nothing of an enclosing job leaks into its own.
 func jobVars() []string {
 	return []string{VarLocality, VarNumLocalities, VarNodeCPUs, VarRootAddr, VarRootFD,
-		VarListenHost, VarSecret, VarJobID}
+		VarListenHost, VarSecret, VarJobID, VarFailureDir, VarVerbose}
 }
 
 // Environ returns base (an environment, as os.Environ gives it) for the
