@@ -2,14 +2,45 @@ package runtime
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
 
 // Then runs fn with f's value as a new task once f is ready, and returns a
 // future of fn's result. If f fails, fn does not run and the returned future
-// fails with f's error. The new task's parent is the task calling Then.
+// fails with f's error. The new task's parent is the task calling Then, and
+// it is named after it in traces and profiles ("<parent>.then", such as
+// "primitives.Dot.then" or "main.then"); ThenNamed gives it a name of its
+// own.
 func Then[T, U any](ctx context.Context, f *Future[T], fn func(ctx context.Context, v T) (U, error)) *Future[U] {
+	return then(ctx, "", f, fn)
+}
+
+// ThenNamed is Then for a continuation with a name of its own: the region
+// its work shows under in traces and profiles.
+func ThenNamed[T, U any](ctx context.Context, name string, f *Future[T], fn func(ctx context.Context, v T) (U, error)) *Future[U] {
+	return then(ctx, name, f, fn)
+}
+
+// continuationName is the name of a continuation created by the task
+// running with ctx: the task's name followed by ".then", once however deep
+// continuations chain; "" (fn's Go name) outside a named task.
+func continuationName(ctx context.Context) string {
+	t := taskOf(ctx)
+	if t == nil || t.name == "" {
+		return ""
+	}
+	if strings.HasSuffix(t.name, thenSuffix) {
+		return t.name
+	}
+	return t.name + thenSuffix
+}
+
+const thenSuffix = ".then"
+
+// then is Then and ThenNamed; name "" names the task after its creator.
+func then[T, U any](ctx context.Context, name string, f *Future[T], fn func(ctx context.Context, v T) (U, error)) *Future[U] {
 	s := f.sched
 	if s == nil {
 		if t := taskOf(ctx); t != nil {
@@ -19,6 +50,10 @@ func Then[T, U any](ctx context.Context, f *Future[T], fn func(ctx context.Conte
 	out := newFuture[U](s)
 	parent := TaskGUID(ctx)
 	pc := funcPC(fn)
+	if name == "" && s != nil && s.watched() {
+		// Names are only looked at when someone watches the tasks.
+		name = continuationName(ctx)
+	}
 	f.onReady(func() {
 		v, err := f.result()
 		if err != nil {
@@ -33,7 +68,7 @@ func Then[T, U any](ctx context.Context, f *Future[T], fn func(ctx context.Conte
 			go run(context.WithoutCancel(ctx))
 			return
 		}
-		s.spawn(s.base, parent, "", pc, run, func(err error) { out.set(*new(U), err) })
+		s.spawn(s.base, parent, name, pc, run, func(err error) { out.set(*new(U), err) })
 	})
 	return out
 }
@@ -93,7 +128,7 @@ func WhenAny[T any](fs ...*Future[T]) *Future[AnyResult[T]] {
 // Dataflow runs fn with the values of fs as a task once all of them are
 // ready, like Then over WhenAll. If any input fails, fn does not run.
 func Dataflow[T, U any](ctx context.Context, fn func(ctx context.Context, vs []T) (U, error), fs ...*Future[T]) *Future[U] {
-	return Then(ctx, WhenAll(fs...), fn)
+	return then(ctx, "", WhenAll(fs...), fn)
 }
 
 // Dataflow2 is Dataflow over two futures of different types.
@@ -114,7 +149,7 @@ func Dataflow2[A, B, U any](ctx context.Context, fn func(ctx context.Context, a 
 	}
 	fa.onReady(func() { _, err := fa.result(); arrive(err) })
 	fb.onReady(func() { _, err := fb.result(); arrive(err) })
-	return Then(ctx, both, func(ctx context.Context, _ struct{}) (U, error) {
+	return then(ctx, "", both, func(ctx context.Context, _ struct{}) (U, error) {
 		a, _ := fa.result()
 		b, _ := fb.result()
 		return fn(ctx, a, b)
