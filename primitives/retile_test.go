@@ -133,6 +133,12 @@ func TestRetileMovedTotal(t *testing.T) {
 			return err
 		}
 		before := e.Counters()
+		// Every locality has its counts before any starts fetching: a
+		// locality that took them late would miss the fetches it served
+		// to a faster one.
+		if _, err := e.comm.Barrier(ctx).Get(ctx); err != nil {
+			return err
+		}
 		y := Retile(ctx, e, x, Tiled(annotate.Column))
 		if _, err := y.Get(ctx); err != nil {
 			return err
