@@ -48,6 +48,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@bash scripts/habits.sh
 	@tmp=$$(mktemp -d); cp parcel/header_gen.go $$tmp/; \
 	 (cd parcel && $(GO) generate ./...); \
 	 if ! cmp -s $$tmp/header_gen.go parcel/header_gen.go; then \
