@@ -33,3 +33,14 @@ func TestParseRunParcelport(t *testing.T) {
 		t.Errorf("tessera run --parcelport udp: %v, stderr %q", err, stderr.String())
 	}
 }
+
+// optionsEnv is what the flags of opts set in every locality's
+// environment, by variable.
+func optionsEnv(opts runOptions) map[string]string {
+	env := map[string]string{}
+	for _, kv := range opts.options().Encode() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}

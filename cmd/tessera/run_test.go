@@ -423,14 +423,3 @@ func TestCoresPerLocality(t *testing.T) {
 		}
 	}
 }
-
-// optionsEnv is what the flags of opts set in every locality's
-// environment, by variable.
-func optionsEnv(opts runOptions) map[string]string {
-	env := map[string]string{}
-	for _, kv := range opts.options().Encode() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	return env
-}
