@@ -52,6 +52,15 @@ func checkGreetings(t *testing.T, out string, n int, prefixed bool) {
 	}
 }
 
+// TestHelloHelp: -help is a request, not an error: exit 0 and the usage.
+func TestHelloHelp(t *testing.T) {
+	_, hello := build(t)
+	out, err := exec.Command(hello, "-help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "usage: tessera run -n N hello") {
+		t.Errorf("hello -help: %v, output:\n%s\nwant exit 0 and the usage", err, out)
+	}
+}
+
 func TestHelloUnderTesseraRun(t *testing.T) {
 	tessera, hello := build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +16,11 @@ import (
 )
 
 func main() {
+	// No flags of its own; -help says so and how to run it.
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: tessera run -n N hello   (or srun -n N hello): every locality greets every locality; no flags")
+	}
+	flag.Parse()
 	reg := runtime.NewRegistry()
 	greet := runtime.Register(reg, "hello.greet", func(ctx context.Context, from uint32) (string, error) {
 		host, _ := os.Hostname()
