@@ -80,7 +80,7 @@ type Config struct {
 	// the kernel's choosing). "": none.
 	MetricsAddr string
 
-	RecycleBytes      int           // memory kept for reuse by Recycle; 0: DefaultRecycleBytes, <0: none
+	RecycleBytes      int           // memory of released tiles kept for reuse; 0: DefaultRecycleBytes, <0: none
 	StartTimeout      time.Duration // limit on the start barrier; 0: 60s
 	MaxFrame          int64         // largest parcel accepted; 0: 1 GiB
 	HeartbeatInterval time.Duration // 0: 500ms
@@ -380,7 +380,7 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 
 // Buffer implements parcel.Handler: replies go into the memory their caller
 // provided; small chunks (parcel.SmallChunks) into the parcel's own room;
-// others into recycled memory (Recycle) or fresh memory aligned for float64.
+// others into memory given back (Tile.Release) or fresh memory aligned for float64.
 func (rt *Runtime) Buffer(h *parcel.Header, i int, n int) []byte {
 	// A look-up only while some call waits with memory of its own.
 	if h.Kind == parcel.KindReply && rt.pending.bufs.Load() > 0 {
