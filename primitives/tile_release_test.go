@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
-
 	"testing"
 
 	"github.com/tessera-amt/tessera/runtime"
@@ -91,6 +91,7 @@ func TestFetchBufferReleasedWhileReplyLands(t *testing.T) {
 		dst := runtime.NewTile(e.rt, b.Size(), runtime.TileOptions{})
 		p := &dst.Float64s()[0]
 		f := e.fetchTile(ctx, x, 1, b, dst)
+		dst.Hold() // to read the reply below
 		dst.Release()
 		other := runtime.NewTile(e.rt, b.Size(), runtime.TileOptions{})
 		o := other.Float64s()
@@ -107,6 +108,12 @@ func TestFetchBufferReleasedWhileReplyLands(t *testing.T) {
 		}
 		if &v[0] != p || v[0] != global[b[0].Start*32] || v[len(v)-1] != global[len(global)-1] {
 			return fmt.Errorf("the reply (first %v, last %v) did not land in the released buffer's memory", v[0], v[len(v)-1])
+		}
+		dst.Unhold()
+		// The memory went back with the last hold, poisoned (runJob): a
+		// slice kept past Release reads NaN, not the next owner's data.
+		if !math.IsNaN(v[0]) || !math.IsNaN(v[len(v)-1]) {
+			return fmt.Errorf("the released buffer's memory reads %v ... %v after it went back, want NaN", v[0], v[len(v)-1])
 		}
 		for i, w := range o {
 			if w != -1 {

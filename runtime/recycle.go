@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"math"
 	"sync"
 
 	"github.com/tessera-amt/tessera/internal/hugepage"
@@ -77,10 +78,22 @@ func (r *recycler) put(b []float64) {
 // Nothing may use b afterwards: Tile.Release calls it once the tile's
 // last reference is gone.
 func (rt *Runtime) giveBack(b []float64) {
-	if rt.shared.give(b) {
+	if rt.shared.give(b, rt.cfg.PoisonReleased) {
 		return
 	}
+	if rt.cfg.PoisonReleased && 8*len(b) > parcel.SmallChunks {
+		// Smaller ones may be a view of a parcel's room, and are not kept.
+		poison(b)
+	}
 	rt.recycle.put(b)
+}
+
+// poison fills b with NaN (Config.PoisonReleased).
+func poison(b []float64) {
+	nan := math.NaN()
+	for i := range b {
+		b[i] = nan
+	}
 }
 
 // Recycle gives b, memory the locality handed out, back for reuse.

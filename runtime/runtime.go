@@ -79,6 +79,12 @@ type Config struct {
 	// metrics at /metrics; locality i listens on port+i (port 0: a port of
 	// the kernel's choosing). "": none.
 	MetricsAddr string
+	// PoisonReleased fills the memory of a released Tile with NaN when it
+	// goes back for reuse, so that a slice kept past Release reads NaN
+	// instead of the data of the memory's next owner: a check for tests,
+	// at the cost of a pass over the memory per release. Shared memory
+	// still lent to another locality is left as it is.
+	PoisonReleased bool
 
 	RecycleBytes      int           // memory of released tiles kept for reuse; 0: DefaultRecycleBytes, <0: none
 	StartTimeout      time.Duration // limit on the start barrier; 0: 60s

@@ -180,8 +180,9 @@ func (s *sharedTiles) reusable(n int) *shm.Segment {
 
 // give takes back b when it is a segment — this locality's (dropping the
 // owner's reference) or a borrowed one (dropping this locality's) — and
-// tells whether it was.
-func (s *sharedTiles) give(b []float64) bool {
+// tells whether it was. With poisoned, an own segment nobody holds any
+// more is filled with NaN (Config.PoisonReleased).
+func (s *sharedTiles) give(b []float64, poisoned bool) bool {
 	if 8*len(b) < hugepage.MinBytes {
 		return false // no segment is this small (sharedFloat64s)
 	}
@@ -192,6 +193,9 @@ func (s *sharedTiles) give(b []float64) bool {
 		if seg.Drop() > 0 {
 			s.lent = append(s.lent, seg)
 			return true
+		}
+		if poisoned {
+			poison(seg.Data)
 		}
 		n := len(seg.Data)
 		if s.held+8*n > s.limit {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,54 @@ func TestTileReleasedWhileReplyLands(t *testing.T) {
 	mustPanicReleased(t, "Float64s of the released destination", func() { dst.Float64s() })
 	if q := &NewTile(rt, n, TileOptions{}).Float64s()[0]; q != p {
 		t.Fatal("the released tile's memory was not reused after its reply landed")
+	}
+}
+
+// With Config.PoisonReleased, memory that goes back reads NaN through a
+// slice kept past Release; the next tile is cleared all the same.
+func TestPoisonReleasedTile(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 1, Config{PoisonReleased: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	rt := job.Localities[0]
+	tl := NewTile(rt, 4096, TileOptions{})
+	kept := tl.Float64s()
+	kept[0], kept[4095] = 1, 2
+	tl.Release()
+	if !math.IsNaN(kept[0]) || !math.IsNaN(kept[4095]) {
+		t.Fatalf("a slice kept past Release reads %v ... %v, want NaN", kept[0], kept[4095])
+	}
+	if b := NewTile(rt, 4096, TileOptions{}).Float64s(); &b[0] != &kept[0] || b[0] != 0 || b[4095] != 0 {
+		t.Fatalf("the poisoned memory came back as %v ... %v (reused: %v), want it reused and cleared", b[0], b[4095], &b[0] == &kept[0])
+	}
+}
+
+// A lendable tile lent to another locality is not poisoned when its owner
+// releases it: the borrower still reads it. Once both gave it back, the
+// owner reuses the segment, cleared.
+func TestPoisonSparesLentTile(t *testing.T) {
+	ctx, job, ch := startSharing(t, 2, Config{PoisonReleased: true})
+	rt := job.Localities
+	vt := lendable(rt[0], lendFloats)
+	v := vt.Float64s()
+	v[3] = 3
+	if err := ch[0].Lend(ctx, 1, 1, v).Err(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ch[1].Get(ctx, 0, 1).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vt.Release()
+	if w[3] != 3 {
+		t.Fatalf("the borrower reads %v after the owner released the tile, want 3", w[3])
+	}
+	AdoptTile(rt[1], w).Release()
+	u := lendable(rt[0], lendFloats)
+	if !same(u.Float64s(), v) || u.Float64s()[3] != 0 {
+		t.Fatalf("the segment given back by both was not reused cleared")
 	}
 }
