@@ -16,11 +16,11 @@ const tileReleased = 1 << 62
 // Tile is float64 memory of the locality with one owner, who gives it back
 // with Release. A locality keeps released memory for reuse — the next tile
 // of the same length, the next parcel chunk of that size — instead of
-// leaving it to the collector: bulk transfers and primitives in a steady
-// state touch no fresh page (see recycler). So a Tile is a handle, not a
-// slice: its memory is reached through Float64s, which panics once the
-// tile is released, and goes back exactly once, however often Release is
-// called.
+// leaving it to the collector (up to Config.RecycleBytes): bulk transfers
+// and primitives in a steady state touch no fresh page. So a Tile is a
+// handle, not a slice: its memory is reached through Float64s, which
+// panics once the tile is released, and goes back exactly once, however
+// often Release is called.
 //
 // Work that uses the memory after its owner may have let go — a call
 // whose reply is read into it, a send that reads from it — holds the tile
@@ -29,11 +29,12 @@ const tileReleased = 1 << 62
 // a reply still on its way.
 //
 // A slice taken from Float64s is the tile's memory, not a copy: the owner
-// must not keep it past Release, and nothing can check that it does not.
-// An owner that never releases its tile leaves ordinary memory to the
-// collector (a tile of shared memory stays mapped until the process
-// ends). The zero of a *Tile, nil, is an empty tile: Float64s returns
-// nil and Release does nothing.
+// must not keep it past Release; with Config.PoisonReleased, for tests,
+// such a slice reads NaN once the memory went back. An owner that never
+// releases its tile leaves ordinary memory to the collector (a tile of
+// shared memory stays mapped until the process ends). The zero of a
+// *Tile, nil, is an empty tile: Float64s returns nil and Release does
+// nothing.
 type Tile struct {
 	data []float64
 	rt   *Runtime
