@@ -28,12 +28,12 @@ type Array struct {
 	named    *runtime.Future[struct{}] // its AGAS name's registration
 	released atomic.Bool               // by this locality (Release)
 
-	// The tile's memory goes back to the runtime (Runtime.Recycle) once
+	// The tile's memory goes back to the runtime (mem released) once
 	// the array is dropped and no primitive reads it (see pin).
-	pooled    bool         // data is the locality's, not the caller's (NewArray)
-	pins      atomic.Int64 // primitives reading data now
-	dropped   atomic.Bool  // released by every locality, out of the tile table
-	reclaimed atomic.Bool  // data handed back
+	mem       *runtime.Tile // data's owner; nil: the caller's memory (NewArray)
+	pins      atomic.Int64  // primitives reading data now
+	dropped   atomic.Bool   // released by every locality, out of the tile table
+	reclaimed atomic.Bool   // mem released
 }
 
 // Layout says how a new array is named and cut into tiles.
@@ -163,8 +163,19 @@ func (a *Array) Size() int { return annotate.WholeBlock(a.ann.Tiling.Shape).Size
 
 // Local returns this locality's tile: row-major data over LocalBlock. It is
 // the array's memory, not a copy: it must not be changed, nor used after
-// Release (the memory of a tile a primitive made is reused).
-func (a *Array) Local() []float64 { return a.data }
+// Release (the memory of a tile a primitive made is reused). Local of a
+// released array panics.
+func (a *Array) Local() []float64 {
+	if a.released.Load() {
+		panic(a.usedAfterRelease("Local"))
+	}
+	return a.data
+}
+
+// usedAfterRelease is the error of a look at a released array's memory.
+func (a *Array) usedAfterRelease(op string) error {
+	return fmt.Errorf("primitives: %s on locality %d: array %s was released: %w", op, a.ann.Locality, a.Name(), runtime.ErrTileReleased)
+}
 
 // LocalBlock returns the global spans of the tile Local holds (the held
 // block, owned block plus overlap).
@@ -176,8 +187,11 @@ func (a *Array) OwnedBlock() annotate.Block { return a.ann.Local().Owned.Clone()
 
 // Dense returns the tile of a 2-D array as a gonum matrix sharing Local's
 // memory (no copy, valid until Release), with LocalBlock's rows and
-// columns.
+// columns; an error once the array is released.
 func (a *Array) Dense() (*mat.Dense, error) {
+	if a.released.Load() {
+		return nil, a.usedAfterRelease("Dense")
+	}
 	if a.NDim() != 2 {
 		return nil, fmt.Errorf("primitives: Dense of array %s of shape %v: want a 2-D array", a.Name(), a.ann.Tiling.Shape)
 	}

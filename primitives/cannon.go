@@ -100,14 +100,24 @@ type shifting struct {
 func (e *Env) shift(ctx context.Context, ch *runtime.Channel, step uint64, a, b *inFlight, toA, toB, fromA, fromB int, ownA, ownB bool) *shifting {
 	sh := &shifting{e: e, ownA: ownA, ownB: ownB}
 	if !sh.ownA {
-		sh.sent = append(sh.sent, ch.Lend(ctx, toA, 2*step, a.data))
+		sh.sent = append(sh.sent, lend(ctx, ch, toA, 2*step, a))
 		sh.getA = ch.Get(ctx, fromA, 2*step)
 	}
 	if !sh.ownB {
-		sh.sent = append(sh.sent, ch.Lend(ctx, toB, 2*step+1, b.data))
+		sh.sent = append(sh.sent, lend(ctx, ch, toB, 2*step+1, b))
 		sh.getB = ch.Get(ctx, fromB, 2*step+1)
 	}
 	return sh
+}
+
+// lend lends f's memory to site under tag; memory the product owns is
+// held until the send is done (runtime.UseTile), so a product that ends
+// early, on an error, does not reuse it under the send.
+func lend(ctx context.Context, ch *runtime.Channel, site int, tag uint64, f *inFlight) *runtime.Future[struct{}] {
+	if f.mem == nil {
+		return ch.Lend(ctx, site, tag, f.data)
+	}
+	return runtime.UseTile(f.mem, func(b []float64) *runtime.Future[struct{}] { return ch.Lend(ctx, site, tag, b) })
 }
 
 // wait waits for the exchange and puts the new tiles in *a and *b (the
@@ -135,16 +145,17 @@ func (sh *shifting) wait(ctx context.Context, a, b *inFlight, ownA, ownB inFligh
 			return err
 		}
 		sh.e.recycle(x.cur)
-		*x.cur = sh.e.counted(v)
+		// The product owns what it received: memory lent by a neighbour
+		// goes back to it when released.
+		*x.cur = sh.e.countedTile(runtime.AdoptTile(sh.e.rt, v))
 	}
 	return nil
 }
 
-// recycle releases f and hands its memory back to the runtime for the
-// next message of its size, if the product received or allocated it.
+// recycle releases f and its memory, if the product received or
+// allocated it: back to the runtime for the next message or tile of its
+// size, or to the locality that lent it.
 func (e *Env) recycle(f *inFlight) {
-	if f.own && len(f.data) > 0 {
-		e.rt.Recycle(f.data)
-	}
+	f.mem.Release()
 	f.release()
 }

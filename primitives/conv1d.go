@@ -222,7 +222,8 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 		return nil, e.wrap(op, err)
 	}
 	nb := need(e.Locality())
-	src := e.rt.Float64s(nb.Size())
+	srcTile := runtime.NewTile(e.rt, nb.Size(), runtime.TileOptions{})
+	src := srcTile.Float64s()
 	for i, tile := range x.ann.Tiling.Tiles {
 		p, ok := tile.Owned.Intersect(nb)
 		if !ok {
@@ -245,8 +246,9 @@ func conv1dSteps(ctx context.Context, e *Env, r *runtime.Reservation, k uint64, 
 		clear(data)
 	}
 	if err := conv1dLocal(ctx, e.rt, src, 1, nb[0].Start, nb[0].Len(), o.Start, o.Stop, w.Data, g, data); err != nil {
-		return nil, err
+		return nil, err // parts may still read src: left to the collector
 	}
+	srcTile.Release()
 	return e.newArray("Conv1D", ann, data)
 }
 

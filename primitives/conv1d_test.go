@@ -216,7 +216,7 @@ func TestConv1DParts(t *testing.T) {
 
 // TestConv1DSetsReusedMemory: a convolution's result may take the memory
 // of an array released before it as that array left it
-// (Runtime.SharedFloat64sUncleared), so the convolution must set every
+// (runtime.TileOptions.Uncleared), so the convolution must set every
 // element, not add to it: 3-D and 2-D, with padding (taps outside the
 // input), more rows than one Gemm block, and filters that are no multiple
 // of the Gemm kernel's width.

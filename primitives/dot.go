@@ -39,10 +39,11 @@ func VDot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fu
 		}
 		owned := x.OwnedBlock()
 		xs := x.ownedData()
-		ys, err := e.blockOf(ctx, op, y, owned)
+		ys, mem, err := e.blockOf(ctx, op, y, owned)
 		if err != nil {
 			return 0, err
 		}
+		defer mem.Release()
 		s := 0.0
 		if len(xs) > 0 {
 			s = blas64.Dot(blas64.Vector{N: len(xs), Data: xs, Inc: 1}, blas64.Vector{N: len(ys), Data: ys, Inc: 1})
@@ -104,10 +105,11 @@ func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fut
 		if err := t.Validate(); err != nil {
 			return nil, e.errorf(op, "array %s: the result's tiling: %v", x.Name(), err)
 		}
-		whole, err := e.blockOf(ctx, op, y, annotate.WholeBlock(ys))
+		whole, mem, err := e.blockOf(ctx, op, y, annotate.WholeBlock(ys))
 		if err != nil {
 			return nil, err
 		}
+		defer mem.Release()
 		h := t.Tiles[e.Locality()].Halo
 		data := e.tile(h.Size())
 		rows := h[0].Len()
@@ -135,23 +137,26 @@ func rowsOf(shape []int, r annotate.Span) annotate.Block {
 }
 
 // blockOf returns the elements of block b of y, row-major: y's own memory
-// when its tile is exactly b, a copy of it when the tile holds b, fetched
-// from the owners otherwise.
-func (e *Env) blockOf(ctx context.Context, op string, y *Array, b annotate.Block) ([]float64, error) {
+// when its tile is exactly b (mem nil), a copy of it when the tile holds
+// b, fetched from the owners otherwise, in mem, which the caller releases
+// when done with it.
+func (e *Env) blockOf(ctx context.Context, op string, y *Array, b annotate.Block) (data []float64, mem *runtime.Tile, err error) {
 	h := y.ann.Local().Halo
 	if h.Equal(b) {
-		return y.data, nil
+		return y.data, nil, nil
 	}
-	out := e.rt.Float64s(b.Size())
+	mem = runtime.NewTile(e.rt, b.Size(), runtime.TileOptions{})
+	out := mem.Float64s()
 	if len(out) == 0 {
-		return out, nil
+		return out, mem, nil
 	}
 	if h.Contains(b) {
 		copyBlock(out, b, y.data, h, b)
-		return out, nil
+		return out, mem, nil
 	}
-	if err := e.gatherBlock(ctx, op, y, b, out); err != nil {
-		return nil, err
+	if err := e.gatherBlock(ctx, op, y, b, mem); err != nil {
+		mem.Release()
+		return nil, nil, err
 	}
-	return out, nil
+	return out, mem, nil
 }

@@ -88,7 +88,8 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 		return nil, fmt.Errorf("fetch_block on locality %d: array %s was released by every locality", rt.Here(), f.Name)
 	}
 	defer a.unpin()
-	out := rt.Float64s(f.Block.Size())
+	// The reply's memory: the runtime sends it, nobody gives it back.
+	out := runtime.NewTile(rt, f.Block.Size(), runtime.TileOptions{Uncleared: true}).Float64s()
 	copyBlock(out, f.Block, a.data, h, f.Block)
 	t.ctr.bytesServed.Add(uint64(8 * len(out)))
 	return out, nil
@@ -139,14 +140,16 @@ func (a *Array) Fetch(ctx context.Context, b annotate.Block) *runtime.Future[[]f
 			return nil, err
 		}
 		defer a.unpin()
-		out := e.rt.Float64s(b.Size())
-		if len(out) == 0 {
-			return out, nil
+		// The caller's once returned (runtime.AdoptTile gives it back);
+		// left to the collector on a failure, as a reply may still land.
+		out := runtime.NewTile(e.rt, b.Size(), runtime.TileOptions{})
+		if out.Len() == 0 {
+			return out.Float64s(), nil
 		}
 		if err := e.gatherBlock(ctx, "Fetch", a, b, out); err != nil {
 			return nil, err
 		}
-		return out, nil
+		return out.Float64s(), nil
 	})
 }
 
@@ -165,7 +168,10 @@ func checkBlock(shape []int, b annotate.Block) error {
 
 // gatherBlock fills out, laid over block b, with the elements of a: local
 // ones copied, remote ones fetched from their owners' tiles, all at once.
-func (e *Env) gatherBlock(ctx context.Context, op string, a *Array, b annotate.Block, out []float64) error {
+// A fetch straight into out holds it (fetchTile): out released after a
+// failure is not reused before the reply landed.
+func (e *Env) gatherBlock(ctx context.Context, op string, a *Array, b annotate.Block, outTile *runtime.Tile) error {
+	out := outTile.Float64s()
 	type piece struct {
 		from  int
 		block annotate.Block
@@ -183,22 +189,38 @@ func (e *Env) gatherBlock(ctx context.Context, op string, a *Array, b annotate.B
 		remote = append(remote, piece{i, p})
 	}
 	if len(remote) == 1 && remote[0].block.Equal(b) {
-		_, err := e.fetchInto(ctx, a, remote[0].from, b, out).Get(ctx)
+		_, err := e.fetchTile(ctx, a, remote[0].from, b, outTile).Get(ctx)
 		return wrapFetch(e, op, err)
 	}
 	fs := make([]*runtime.Future[[]float64], len(remote))
+	bufs := make([]*runtime.Tile, len(remote))
+	// Released however this ends: a buffer whose fetch is still on its way
+	// goes back once the reply landed (fetchTile holds it).
+	defer func() {
+		for _, t := range bufs {
+			t.Release()
+		}
+	}()
 	for k, p := range remote {
-		fs[k] = e.fetchInto(ctx, a, p.from, p.block, e.rt.Float64s(p.block.Size()))
+		bufs[k] = runtime.NewTile(e.rt, p.block.Size(), runtime.TileOptions{Uncleared: true})
+		fs[k] = e.fetchTile(ctx, a, p.from, p.block, bufs[k])
 	}
 	for k, f := range fs {
-		buf, err := f.Get(ctx)
-		if err != nil {
+		if _, err := f.Get(ctx); err != nil {
 			return wrapFetch(e, op, err)
 		}
-		copyBlock(out, b, buf, remote[k].block, remote[k].block)
-		e.rt.Recycle(buf)
+		copyBlock(out, b, bufs[k].Float64s(), remote[k].block, remote[k].block)
 	}
 	return nil
+}
+
+// fetchTile is fetchInto into dst's memory, holding dst until the reply
+// landed (runtime.UseTile): dst released meanwhile is not reused under
+// the reply, and a dst released before the call fails it.
+func (e *Env) fetchTile(ctx context.Context, a *Array, from int, block annotate.Block, dst *runtime.Tile) *runtime.Future[[]float64] {
+	return runtime.UseTile(dst, func(b []float64) *runtime.Future[[]float64] {
+		return e.fetchInto(ctx, a, from, block, b)
+	})
 }
 
 func wrapFetch(e *Env, op string, err error) error {

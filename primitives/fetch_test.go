@@ -215,8 +215,8 @@ func TestTilesInAGAS(t *testing.T) {
 					return err
 				}
 			}
-			if peak := e.Counters().PeakArrayBytes; peak < base+int64(8*len(x.Local())) {
-				return fmt.Errorf("PeakArrayBytes %d, want at least %d", peak, base+int64(8*len(x.Local())))
+			if peak := e.Counters().PeakArrayBytes; peak < base+int64(8*x.LocalBlock().Size()) {
+				return fmt.Errorf("PeakArrayBytes %d, want at least %d", peak, base+int64(8*x.LocalBlock().Size()))
 			}
 			// The name goes, then the component: wait for the component.
 			for s.Counters(e.rt).LiveObjects != objects {

@@ -59,7 +59,10 @@ func AllGather(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.
 			return Whole{}, e.wrap(op, err)
 		}
 		shape := x.ann.Tiling.Shape
-		w := Whole{Shape: slices.Clone(shape), Data: e.rt.Float64s(annotate.WholeBlock(shape).Size())}
+		// The caller's from now on: set whole below (every tile's owned
+		// block, which together cover the array).
+		data := runtime.NewTile(e.rt, annotate.WholeBlock(shape).Size(), runtime.TileOptions{Uncleared: true}).Float64s()
+		w := Whole{Shape: slices.Clone(shape), Data: data}
 		for i, t := range x.ann.Tiling.Tiles {
 			if len(got[i]) != t.Owned.Size() {
 				return Whole{}, e.errorf(op, "array %s: locality %d sent %d elements for its tile %v of %d",

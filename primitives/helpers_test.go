@@ -21,14 +21,16 @@ var testShapes = [][]int{{13}, {7, 5}, {3, 4, 5}}
 var testKinds = []annotate.Kind{annotate.Row, annotate.Column, annotate.Page, annotate.Sym}
 
 // runJob runs body on every locality of a job of n localities in this
-// process, each with its Env.
+// process, each with its Env. Released tiles are poisoned (NaN): a
+// primitive that reads memory it gave back reads NaN, not another
+// array's data.
 func runJob(t *testing.T, n int, body func(ctx context.Context, e *Env) error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	reg := runtime.NewRegistry()
 	acts := Register(reg, agas.New(reg))
-	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg})
+	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg, PoisonReleased: true})
 	if err != nil {
 		t.Fatal(err)
 	}

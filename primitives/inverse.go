@@ -130,9 +130,15 @@ func (g *gaussJordan) run(ctx context.Context, own []float64) ([]float64, error)
 		return -1
 	}
 
-	w := e.rt.Float64s(mi * n) // the rows of A, eliminated
+	// Only this function uses w and xi (collectives send copies): they
+	// go back to the runtime when it returns.
+	wt := runtime.NewTile(e.rt, mi*n, runtime.TileOptions{Uncleared: true})
+	defer wt.Release()
+	w := wt.Float64s() // the rows of A, eliminated
 	copy(w, own)
-	xi := e.rt.Float64s(mi * n) // the rows of X, from the identity
+	xt := runtime.NewTile(e.rt, mi*n, runtime.TileOptions{})
+	defer xt.Release()
+	xi := xt.Float64s() // the rows of X, from the identity
 	for i := range mi {
 		xi[i*n+r0+i] = 1
 	}

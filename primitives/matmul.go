@@ -251,16 +251,26 @@ func gemm(a, b, c blas64.General, first bool) {
 }
 
 // inFlight is a buffer of a tile or panel received or packed by a product,
-// counted in the Env's array memory until released.
+// counted in the Env's array memory until released; memory the product
+// took from the runtime or received is owned by mem, which Env.recycle
+// releases.
 type inFlight struct {
 	e    *Env
 	data []float64
-	own  bool // counted: the product allocated or received it
+	mem  *runtime.Tile // data's owner; nil: an array's tile or a copy of it
+	own  bool          // counted: the product allocated or received it
 }
 
 func (e *Env) counted(data []float64) inFlight {
 	e.track(int64(8 * len(data)))
 	return inFlight{e: e, data: data, own: true}
+}
+
+// countedTile is counted for memory the product owns as mem.
+func (e *Env) countedTile(mem *runtime.Tile) inFlight {
+	f := e.counted(mem.Float64s())
+	f.mem = mem
+	return f
 }
 
 func borrowed(data []float64) inFlight { return inFlight{data: data} }

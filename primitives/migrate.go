@@ -117,7 +117,8 @@ func (acts *Actions) readTile(ctx context.Context, c *tileComponent, f fetchArgs
 		}
 		defer c.arr.unpin()
 	}
-	out := rt.Float64s(f.Block.Size())
+	// The reply's memory: the runtime sends it, nobody gives it back.
+	out := runtime.NewTile(rt, f.Block.Size(), runtime.TileOptions{Uncleared: true}).Float64s()
 	copyBlock(out, f.Block, c.Data, c.Held, f.Block)
 	acts.tableOf(rt).ctr.bytesServed.Add(uint64(8 * len(out)))
 	return out, nil

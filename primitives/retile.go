@@ -63,6 +63,14 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 		scatter bool // fetched into a buffer to copy into data
 	}
 	var fs []pending
+	var bufs []*runtime.Tile
+	// Released however this ends: a buffer whose fetch is still on its way
+	// goes back once the reply landed (fetchTile holds it).
+	defer func() {
+		for _, t := range bufs {
+			t.Release()
+		}
+	}()
 	// Remote pieces first, so they travel while the local ones are copied.
 	for _, p := range pieces {
 		if p.To != here || p.Local() {
@@ -72,7 +80,9 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 			fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, data[off:off+p.Block.Size()]), block: p.Block})
 			continue
 		}
-		fs = append(fs, pending{f: e.fetchInto(ctx, x, p.From, p.Block, e.rt.Float64s(p.Block.Size())), block: p.Block, scatter: true})
+		buf := runtime.NewTile(e.rt, p.Block.Size(), runtime.TileOptions{Uncleared: true})
+		bufs = append(bufs, buf)
+		fs = append(fs, pending{f: e.fetchTile(ctx, x, p.From, p.Block, buf), block: p.Block, scatter: true})
 	}
 	for _, p := range pieces {
 		if p.To == here && p.Local() {
@@ -86,7 +96,6 @@ func (e *Env) fillPieces(ctx context.Context, x *Array, pieces []annotate.Piece,
 		}
 		if p.scatter {
 			copyBlock(data, h, buf, p.block, p.block)
-			e.rt.Recycle(buf)
 		}
 	}
 	return nil

@@ -139,6 +139,9 @@ type View struct {
 // must hold it (LocalBlock), without copying: valid until Release, as
 // Local is.
 func (a *Array) View(b annotate.Block) (View, error) {
+	if a.released.Load() {
+		return View{}, a.usedAfterRelease("View")
+	}
 	h := a.ann.Local().Halo
 	if len(b) != len(h) || !h.Contains(b) || b.Empty() {
 		return View{}, fmt.Errorf("primitives: View of array %s on locality %d: block %v is not a non-empty block of the tile %v held here", a.Name(), a.ann.Locality, b, h)

@@ -125,7 +125,6 @@ type panelPart struct {
 	sent  inFlight       // what this locality broadcasts as root
 	bcast *runtime.Future[[]float64]
 	root  bool
-	done  bool     // the root's broadcast is done with sent
 	got   inFlight // what the broadcast brought
 }
 
@@ -145,14 +144,14 @@ func (s *summaRun) post(k0, k1 int) *summaPanel {
 		if w == kA {
 			pa.sent = borrowed(s.ownA.data)
 		} else {
-			buf := e.rt.Float64s(s.mi * w)
+			pa.sent = e.countedTile(runtime.NewTile(e.rt, s.mi*w, runtime.TileOptions{Uncleared: true}))
+			buf := pa.sent.data
 			for r := range s.mi {
 				copy(buf[r*w:(r+1)*w], s.ownA.data[r*kA+k0-a0:])
 			}
-			pa.sent = e.counted(buf)
 		}
 		pa.root = true
-		pa.bcast = s.rowComm[ca].Broadcast(s.ctx, pa.sent.data)
+		pa.bcast = broadcast(s.ctx, s.rowComm[ca], &pa.sent)
 	default:
 		pa.bcast = s.rowComm[ca].Broadcast(s.ctx, nil)
 	}
@@ -206,9 +205,9 @@ func (pan *summaPanel) wait(ctx context.Context) (a, b blas64.General, err error
 			if err != nil {
 				return a, b, err
 			}
-			pt.done = true
 			if len(v) > 0 && &v[0] != &pt.sent.data[0] {
-				s.e.rt.Recycle(v) // the communicator's copy; the sent buffer is the panel
+				// The communicator's copy; the sent buffer is the panel.
+				runtime.AdoptTile(s.e.rt, v).Release()
 			}
 			out[t] = general(rows, cols, cols, pt.sent.data)
 		default:
@@ -216,7 +215,7 @@ func (pan *summaPanel) wait(ctx context.Context) (a, b blas64.General, err error
 			if err != nil {
 				return a, b, err
 			}
-			pt.got = s.e.counted(v)
+			pt.got = s.e.countedTile(runtime.AdoptTile(s.e.rt, v))
 			if len(v) != rows*cols {
 				return a, b, fmt.Errorf("panel [%d, %d) of %s: got %d elements, want %dx%d", pan.k0, pan.k1, names[t], len(v), rows, cols)
 			}
@@ -226,16 +225,22 @@ func (pan *summaPanel) wait(ctx context.Context) (a, b blas64.General, err error
 	return out[0], out[1], nil
 }
 
-// release gives back the panel's buffers; a buffer a broadcast may still
-// be sending is released from the counters but not recycled.
+// release gives back the panel's buffers; one a broadcast may still be
+// sending goes back to the runtime once the broadcast is done with it
+// (broadcast holds it).
 func (pan *summaPanel) release(e *Env) {
 	for t := range pan.parts {
 		pt := &pan.parts[t]
-		if pt.done {
-			e.recycle(&pt.sent)
-		} else {
-			pt.sent.release()
-		}
+		e.recycle(&pt.sent)
 		e.recycle(&pt.got)
 	}
+}
+
+// broadcast broadcasts f's memory as the root of cm; memory the product
+// owns is held until the broadcast is done with it (runtime.UseTile).
+func broadcast(ctx context.Context, cm *runtime.Communicator, f *inFlight) *runtime.Future[[]float64] {
+	if f.mem == nil {
+		return cm.Broadcast(ctx, f.data)
+	}
+	return runtime.UseTile(f.mem, func(b []float64) *runtime.Future[[]float64] { return cm.Broadcast(ctx, b) })
 }

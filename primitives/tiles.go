@@ -42,10 +42,10 @@ import (
 // nobody releases stay until the runtime ends: long programs release the
 // arrays they are done with.
 //
-// A dropped tile's memory goes back to its runtime (Runtime.Recycle), and
-// the next tile of the same size a primitive makes reuses it
-// (Runtime.Float64s): a loop that releases its results touches no fresh
-// memory. Every primitive pins the arrays it reads (Array.pin) and a
+// A primitive's result owns its tile's memory as a runtime.Tile, which a
+// dropped array releases: the memory goes back to its runtime, and the
+// next tile of the same size a primitive makes reuses it (runtime.NewTile):
+// a loop that releases its results touches no fresh memory. Every primitive pins the arrays it reads (Array.pin) and a
 // fetch_block holds the tile it copies from (Array.hold), so memory goes
 // back only once nothing reads it, even when a program releases an array
 // too early. The tiles of NewArray are the caller's memory and never go
@@ -107,11 +107,12 @@ func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Arra
 
 // newArray makes the Array of ann over data and publishes it (the tile
 // table, LiveArrayBytes). Every primitive makes its results with it, over
-// memory of its own (Runtime.Float64s), which goes back to the runtime
-// once the array is dropped. It fails when an array of the same full name
-// is live on this locality.
+// memory from Env.tile or Env.tileToSet, which the array takes over as a
+// runtime.Tile: released, so back to the runtime, once the array is
+// dropped. It fails when an array of the same full name is live on this
+// locality.
 func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Array, error) {
-	a := &Array{ann: ann, data: data, pooled: true}
+	a := &Array{ann: ann, data: data, mem: runtime.AdoptTile(e.rt, data)}
 	if err := e.publish(op, a); err != nil {
 		return nil, err
 	}
@@ -374,21 +375,26 @@ func (a *Array) unpin() {
 }
 
 // tile returns n zeroed float64s for the tile of an array a primitive
-// makes (newArray): shared memory that Cannon's product lends to the
-// localities on this machine without a copy (Runtime.SharedFloat64s),
-// handed back by reclaim when the array is dropped.
-func (e *Env) tile(n int) []float64 { return e.rt.SharedFloat64s(n) }
+// makes: lendable memory, which Cannon's product lends to the localities
+// on this machine without a copy (runtime.TileOptions.Lendable). The
+// primitive hands it to newArray, whose array owns it from then on; until
+// then it is the primitive's alone.
+func (e *Env) tile(n int) []float64 {
+	return runtime.NewTile(e.rt, n, runtime.TileOptions{Lendable: true}).Float64s()
+}
 
 // tileToSet is tile for a primitive that sets every element of the tile
 // before anything reads it: memory reused from a dropped array comes as it
-// was left (Runtime.SharedFloat64sUncleared).
-func (e *Env) tileToSet(n int) []float64 { return e.rt.SharedFloat64sUncleared(n) }
+// was left (runtime.TileOptions.Uncleared).
+func (e *Env) tileToSet(n int) []float64 {
+	return runtime.NewTile(e.rt, n, runtime.TileOptions{Lendable: true, Uncleared: true}).Float64s()
+}
 
-// reclaim hands the tile of a dropped array back to e's runtime, once,
-// when a primitive made it.
-func (a *Array) reclaim(e *Env) {
-	if a.pooled && e != nil && a.reclaimed.CompareAndSwap(false, true) {
-		e.rt.Recycle(a.data)
+// reclaim releases the tile of a dropped array, once, when a primitive
+// made it: its memory goes back to the runtime.
+func (a *Array) reclaim(*Env) {
+	if a.mem != nil && a.reclaimed.CompareAndSwap(false, true) {
+		a.mem.Release()
 	}
 }
 

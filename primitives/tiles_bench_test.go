@@ -150,7 +150,7 @@ func benchmarkFetch(b *testing.B, moved bool) {
 				if err != nil {
 					return err
 				}
-				e.rt.Recycle(v)
+				runtime.AdoptTile(e.rt, v).Release()
 			}
 			b.StopTimer()
 		}

@@ -81,13 +81,13 @@ func (ch *Channel) post(ctx context.Context, site int, tag uint64, verb string, 
 }
 
 // Lend sends v to site under tag as Set does, but without a copy when v
-// is shared memory — a tile of SharedFloat64s, or a value lent to this
+// is shared memory — a lendable Tile (TileOptions.Lendable), or a value lent to this
 // locality — and site runs on this machine and could map this locality's
 // memory when the job started (the start barrier's probe, shared.go):
 // site's Get then returns the
 // same memory, mapped read-only there, and the memory is not reused until
-// site hands it back with Recycle (as this locality does with its own
-// reference). The caller must not change v afterwards. In every other case
+// site releases it (AdoptTile, Tile.Release), as this locality does with its
+// own reference. The caller must not change v afterwards. In every other case
 // Lend is Set. Primitives lend the tiles that travel between the steps of
 // Cannon's product.
 func (ch *Channel) Lend(ctx context.Context, site int, tag uint64, v []float64) *Future[struct{}] {
@@ -105,7 +105,7 @@ func (ch *Channel) Lend(ctx context.Context, site int, tag uint64, v []float64) 
 
 // Get returns the value site Set (or Lend) for this site under tag. A
 // value lent from shared memory is read-only — writing it faults — and is
-// handed back with Recycle.
+// handed back by releasing it (AdoptTile, Tile.Release).
 func (ch *Channel) Get(ctx context.Context, site int, tag uint64) *Future[[]float64] {
 	c := ch.c
 	if site < 0 || site >= c.Size() {

@@ -348,6 +348,6 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 		}
 	}
 	if rt.coll.arrive(b, slotKey{h.gen, h.step, h.from}, msg, lentErr) != nil && h.op == opLent && lentErr == nil {
-		rt.Recycle(msg.data) // nobody will read it: the lender may reuse it
+		rt.giveBack(msg.data) // nobody will read it: the lender may reuse it
 	}
 }

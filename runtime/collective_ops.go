@@ -77,7 +77,7 @@ func clone(v []float64) []float64 { return append([]float64(nil), v...) }
 
 // recycle hands a received payload that has been used up back to the
 // runtime, so the next message of its size is read into it.
-func (r *opRun) recycle(v []float64) { r.c.rt.Recycle(v) }
+func (r *opRun) recycle(v []float64) { r.c.rt.giveBack(v) }
 
 // AllReduce combines data element-wise over all sites with op and gives
 // every site the result. Every site passes the same number of elements.

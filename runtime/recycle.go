@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"math"
 	"sync"
 
 	"github.com/tessera-amt/tessera/internal/hugepage"
@@ -10,15 +11,16 @@ import (
 // DefaultRecycleBytes bounds the memory a locality keeps for reuse.
 const DefaultRecycleBytes = 256 << 20
 
-// recycler keeps memory handed back with Runtime.Recycle, by exact length,
-// for the chunks of parcels that arrive later and for the tiles of
-// Runtime.Float64s. A chunk overwrites the memory it is read into, so it
-// is not zeroed; a tile is. Either way the memory is not collected, and
-// its pages are not given back to the system: bulk transfers and
-// primitives in a steady state touch no fresh page. On a virtual machine
-// the first touch of a page can cost more than writing it many times
-// over: on the 2-core machine of docs/benchmarks.md a fresh 32 MiB tile
-// took 14-85 ms to touch, clearing a reused one 3.3 ms.
+// recycler keeps the memory of released tiles (Tile.Release) and of used
+// up parcel chunks, by exact length, for the chunks of parcels that arrive
+// later and for new tiles (NewTile). A chunk overwrites the memory it is
+// read into, so it is not zeroed; a tile is, unless asked otherwise.
+// Either way the memory is not collected, and its pages are not given
+// back to the system: bulk transfers and primitives in a steady state
+// touch no fresh page. On a virtual machine the first touch of a page can
+// cost more than writing it many times over: on the 2-core machine of
+// docs/benchmarks.md a fresh 32 MiB tile took 14-85 ms to touch, clearing
+// a reused one 3.3 ms.
 type recycler struct {
 	mu    sync.Mutex
 	limit int
@@ -62,32 +64,43 @@ func (r *recycler) put(b []float64) {
 	r.held += n
 }
 
-// Recycle hands b back to the locality: the chunks of parcels that arrive
-// later, of exactly b's size, are read into it instead of into new memory.
-// Slices of at most parcel.SmallChunks bytes are not kept: such chunks are
-// read into their parcel's own memory.
-// An action that is done with a large []float64 argument recycles it so a
-// stream of calls allocates nothing. The caller must not touch b afterwards
-// — not even through another slice of the same memory. At most
-// Config.RecycleBytes are kept.
+// giveBack takes back memory the locality handed out, for reuse: the
+// chunks of parcels that arrive later, of exactly b's size, are read into
+// it, and new tiles of its length take it. Slices of at most
+// parcel.SmallChunks bytes are not kept: such chunks are read into their
+// parcel's own memory. At most Config.RecycleBytes are kept.
 //
-// Shared memory goes back where it came from: a tile of SharedFloat64s to
-// this locality's segments, reused once no locality it was lent to holds
-// it; a value another locality lent (Channel.Lend) to that locality.
-func (rt *Runtime) Recycle(b []float64) {
-	if rt.shared.give(b) {
+// Shared memory goes back where it came from: a lendable tile's segment
+// to this locality's segments, reused once no locality it was lent to
+// holds it; a value another locality lent (Channel.Lend) to that
+// locality.
+//
+// Nothing may use b afterwards: Tile.Release calls it once the tile's
+// last reference is gone.
+func (rt *Runtime) giveBack(b []float64) {
+	if rt.shared.give(b, rt.cfg.PoisonReleased) {
 		return
+	}
+	if rt.cfg.PoisonReleased && 8*len(b) > parcel.SmallChunks {
+		// Smaller ones may be a view of a parcel's room, and are not kept.
+		poison(b)
 	}
 	rt.recycle.put(b)
 }
 
-// Float64s returns n zeroed float64s for a tile: memory handed back with
-// Recycle when the locality holds a slice of exactly that length, fresh
-// memory otherwise (advised for transparent huge pages from 4 MiB, as
-// hugepage.Float64s does). Primitives allocate their tiles with it, and
-// Array.Release hands a tile back, so a loop that releases its results
-// reuses their memory.
-func (rt *Runtime) Float64s(n int) []float64 {
+// poison fills b with NaN (Config.PoisonReleased).
+func poison(b []float64) {
+	nan := math.NaN()
+	for i := range b {
+		b[i] = nan
+	}
+}
+
+// float64s returns n zeroed float64s (NewTile): memory given back
+// (giveBack) when the locality holds a slice of exactly that length,
+// fresh memory otherwise (advised for transparent huge pages from 4 MiB,
+// as hugepage.Float64s does).
+func (rt *Runtime) float64s(n int) []float64 {
 	if 8*n > parcel.SmallChunks {
 		if b := rt.recycle.take(n); b != nil {
 			clear(b)
@@ -97,8 +110,8 @@ func (rt *Runtime) Float64s(n int) []float64 {
 	return hugepage.Float64s(n)
 }
 
-// uncleared is Float64s for memory its caller overwrites whole before
-// anyone reads it (a collective's result, SharedFloat64sUncleared):
+// uncleared is float64s for memory its caller overwrites whole before
+// anyone reads it (a collective's result, TileOptions.Uncleared):
 // recycled memory is not cleared.
 func (rt *Runtime) uncleared(n int) []float64 {
 	if 8*n > parcel.SmallChunks {

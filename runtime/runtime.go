@@ -79,8 +79,14 @@ type Config struct {
 	// metrics at /metrics; locality i listens on port+i (port 0: a port of
 	// the kernel's choosing). "": none.
 	MetricsAddr string
+	// PoisonReleased fills the memory of a released Tile with NaN when it
+	// goes back for reuse, so that a slice kept past Release reads NaN
+	// instead of the data of the memory's next owner: a check for tests,
+	// at the cost of a pass over the memory per release. Shared memory
+	// still lent to another locality is left as it is.
+	PoisonReleased bool
 
-	RecycleBytes      int           // memory kept for reuse by Recycle; 0: DefaultRecycleBytes, <0: none
+	RecycleBytes      int           // memory of released tiles kept for reuse; 0: DefaultRecycleBytes, <0: none
 	StartTimeout      time.Duration // limit on the start barrier; 0: 60s
 	MaxFrame          int64         // largest parcel accepted; 0: 1 GiB
 	HeartbeatInterval time.Duration // 0: 500ms
@@ -387,7 +393,7 @@ func (rt *Runtime) sendError(dest uint32, err error) error {
 
 // Buffer implements parcel.Handler: replies go into the memory their caller
 // provided; small chunks (parcel.SmallChunks) into the parcel's own room;
-// others into recycled memory (Recycle) or fresh memory aligned for float64.
+// others into memory given back (Tile.Release) or fresh memory aligned for float64.
 func (ph *portHandler) Buffer(h *parcel.Header, i int, n int) []byte {
 	rt := (*Runtime)(ph)
 	// A look-up only while some call waits with memory of its own.

@@ -11,9 +11,10 @@ import (
 )
 
 // sharedTiles is a locality's memory for lending to the localities on its
-// machine (internal/shm): its own segments, which SharedFloat64s hands
-// out and Recycle takes back, and its mappings of the segments other
-// localities lent it (Channel.Lend), which Recycle gives back.
+// machine (internal/shm): its own segments, which sharedFloat64s hands
+// out (lendable tiles, NewTile) and giveBack takes back, and its mappings
+// of the segments other localities lent it (Channel.Lend), which giveBack
+// gives back.
 //
 // A segment's reference count lives in the segment itself: the owner's
 // reference while the memory is in use here, plus one per value lent out
@@ -179,10 +180,11 @@ func (s *sharedTiles) reusable(n int) *shm.Segment {
 
 // give takes back b when it is a segment — this locality's (dropping the
 // owner's reference) or a borrowed one (dropping this locality's) — and
-// tells whether it was.
-func (s *sharedTiles) give(b []float64) bool {
+// tells whether it was. With poisoned, an own segment nobody holds any
+// more is filled with NaN (Config.PoisonReleased).
+func (s *sharedTiles) give(b []float64, poisoned bool) bool {
 	if 8*len(b) < hugepage.MinBytes {
-		return false // no segment is this small (SharedFloat64s)
+		return false // no segment is this small (sharedFloat64s)
 	}
 	p := unsafe.SliceData(b)
 	s.mu.Lock()
@@ -191,6 +193,9 @@ func (s *sharedTiles) give(b []float64) bool {
 		if seg.Drop() > 0 {
 			s.lent = append(s.lent, seg)
 			return true
+		}
+		if poisoned {
+			poison(seg.Data)
 		}
 		n := len(seg.Data)
 		if s.held+8*n > s.limit {
@@ -316,7 +321,7 @@ func (s *sharedTiles) unmap(d shm.Desc, bs *borrowedSeg) {
 // close unmaps what nobody uses when the locality ends: the free own
 // segments and the mappings this locality holds no reference to. Memory
 // still in use (a tile of an array not released, a value lent and not
-// recycled) stays mapped until the process ends.
+// given back) stays mapped until the process ends.
 func (s *sharedTiles) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -346,26 +351,15 @@ func (s *sharedTiles) close() {
 	s.on = false
 }
 
-// SharedFloat64s returns n zeroed float64s for a tile that this locality
-// may lend to others on its machine without a copy (Channel.Lend): a
-// segment of shared memory when another locality of the job, on the same
-// machine, mapped this one's probe in the start barrier and n float64s
-// take at least 4 MiB, memory as Float64s
-// gives otherwise. The caller hands it back with Recycle when done with
-// it: a segment is not collected, and one never handed back stays mapped
-// until the process ends. Primitives allocate their arrays' tiles here;
-// Array.Release hands them back.
-func (rt *Runtime) SharedFloat64s(n int) []float64 { return rt.sharedFloat64s(n, true) }
-
-// SharedFloat64sUncleared is SharedFloat64s for a tile that its caller
-// overwrites whole before anything reads it: memory handed back with
-// Recycle is given out as it was left, not cleared first (fresh memory
-// is zero). A primitive whose kernel sets every element of its result
-// spares the pass over memory that clearing it would take.
-func (rt *Runtime) SharedFloat64sUncleared(n int) []float64 { return rt.sharedFloat64s(n, false) }
-
-// sharedFloat64s is SharedFloat64s, or with zero false
-// SharedFloat64sUncleared.
+// sharedFloat64s returns n float64s for a tile that this locality may
+// lend to others on its machine without a copy (Channel.Lend,
+// TileOptions.Lendable): a segment of shared memory when another locality
+// of the job, on the same machine, mapped this one's probe in the start
+// barrier and n float64s take at least 4 MiB, memory as float64s gives
+// otherwise. With zero false, memory given back is handed out as it was
+// left, not cleared first (fresh memory is zero). The memory goes back
+// with giveBack: a segment is not collected, and one never given back
+// stays mapped until the process ends.
 func (rt *Runtime) sharedFloat64s(n int, zero bool) []float64 {
 	if 8*n >= hugepage.MinBytes {
 		if b := rt.shared.alloc(n, zero); b != nil {
@@ -373,7 +367,7 @@ func (rt *Runtime) sharedFloat64s(n int, zero bool) []float64 {
 		}
 	}
 	if zero {
-		return rt.Float64s(n)
+		return rt.float64s(n)
 	}
 	return rt.uncleared(n)
 }

@@ -11,9 +11,12 @@ import (
 	"github.com/tessera-amt/tessera/parcel"
 )
 
-// lendFloats is 4 MiB of float64s: the least SharedFloat64s takes from
+// lendFloats is 4 MiB of float64s: the least a lendable tile takes from
 // shared memory.
 const lendFloats = 1 << 19
+
+// lendable returns a new lendable tile of n float64s on rt.
+func lendable(rt *Runtime, n int) *Tile { return NewTile(rt, n, TileOptions{Lendable: true}) }
 
 // startSharing starts n localities in this process with cfg and a
 // Channel over all of them.
@@ -45,14 +48,15 @@ func startSharingWith(t *testing.T, n int, cfg Config, hk hooks) (context.Contex
 
 func same(a, b []float64) bool { return unsafe.SliceData(a) == unsafe.SliceData(b) }
 
-// TestChannelLendSharesMemory: a tile of SharedFloat64s lent to another
-// locality on the machine arrives as the same memory (a write by its owner
-// shows), passes on to a third locality the same way, and is reused by its
-// owner only once both have recycled it.
+// TestChannelLendSharesMemory: a lendable tile lent to another locality
+// on the machine arrives as the same memory (a write by its owner shows),
+// passes on to a third locality the same way, and is reused by its owner
+// only once both have released it.
 func TestChannelLendSharesMemory(t *testing.T) {
 	ctx, job, ch := startSharing(t, 3, Config{})
 	rt := job.Localities
-	v := rt[0].SharedFloat64s(lendFloats)
+	vt := lendable(rt[0], lendFloats)
+	v := vt.Float64s()
 	for i := range v {
 		v[i] = float64(i)
 	}
@@ -63,6 +67,7 @@ func TestChannelLendSharesMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wt := AdoptTile(rt[1], w)
 	if len(w) != lendFloats || w[lendFloats-1] != lendFloats-1 {
 		t.Fatalf("lent value arrived with %d elements, last %v", len(w), w[len(w)-1])
 	}
@@ -80,6 +85,7 @@ func TestChannelLendSharesMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	xt := AdoptTile(rt[2], x)
 	if x[5] != -5 || x[7] != 7 {
 		t.Fatalf("passed-on value has elements 5, 7 = %v, %v, want -5, 7", x[5], x[7])
 	}
@@ -89,21 +95,21 @@ func TestChannelLendSharesMemory(t *testing.T) {
 		}
 	}
 
-	rt[0].Recycle(v) // the owner is done; 1 and 2 still hold it
-	u := rt[0].SharedFloat64s(lendFloats)
+	vt.Release() // the owner is done; 1 and 2 still hold it
+	u := lendable(rt[0], lendFloats).Float64s()
 	if same(u, v) {
 		t.Fatal("the owner reused a tile two localities still hold")
 	}
-	rt[1].Recycle(w)
-	u2 := rt[0].SharedFloat64s(lendFloats)
+	wt.Release()
+	u2 := lendable(rt[0], lendFloats).Float64s()
 	if same(u2, v) {
 		t.Fatal("the owner reused a tile locality 2 still holds")
 	}
 	if x[5] != -5 {
 		t.Fatal("the tile changed under locality 2")
 	}
-	rt[2].Recycle(x)
-	r := rt[0].SharedFloat64s(lendFloats)
+	xt.Release()
+	r := lendable(rt[0], lendFloats).Float64s()
 	if !same(r, v) {
 		t.Fatal("the owner did not reuse its tile once every borrower recycled it")
 	}
@@ -112,28 +118,30 @@ func TestChannelLendSharesMemory(t *testing.T) {
 	}
 }
 
-// TestSharedFloat64sUnclearedReusesAsLeft: SharedFloat64sUncleared hands
-// out a recycled tile as it was left, a shared segment or ordinary memory
-// alike, fresh memory zeroed; SharedFloat64s clears the same tile when it
-// is reused after that.
-func TestSharedFloat64sUnclearedReusesAsLeft(t *testing.T) {
+// TestUnclearedTileReusesAsLeft: an Uncleared lendable tile reuses a
+// released tile as it was left, a shared segment or ordinary memory
+// alike, fresh memory zeroed; a cleared one clears the same memory when
+// it is reused after that.
+func TestUnclearedTileReusesAsLeft(t *testing.T) {
 	_, job, _ := startSharing(t, 2, Config{})
 	rt := job.Localities[0]
 	for _, n := range []int{lendFloats, lendFloats / 4} { // a segment; ordinary memory (under 4 MiB)
-		v := rt.SharedFloat64sUncleared(n)
+		vt := NewTile(rt, n, TileOptions{Lendable: true, Uncleared: true})
+		v := vt.Float64s()
 		if len(v) != n || v[0] != 0 || v[n-1] != 0 {
 			t.Fatalf("%d float64s: a fresh tile has %d elements, first and last %v %v; want zeros", n, len(v), v[0], v[n-1])
 		}
 		v[0], v[n-1] = 3, 4
-		rt.Recycle(v)
-		u := rt.SharedFloat64sUncleared(n)
+		vt.Release()
+		ut := NewTile(rt, n, TileOptions{Lendable: true, Uncleared: true})
+		u := ut.Float64s()
 		if !same(u, v) || u[0] != 3 || u[n-1] != 4 {
 			t.Fatalf("%d float64s: the recycled tile came back as %v (same memory: %v), want it as left (3 ... 4)", n, []float64{u[0], u[n-1]}, same(u, v))
 		}
-		rt.Recycle(u)
-		w := rt.SharedFloat64s(n)
+		ut.Release()
+		w := lendable(rt, n).Float64s()
 		if !same(w, v) || w[0] != 0 || w[n-1] != 0 {
-			t.Fatalf("%d float64s: SharedFloat64s gave back the tile with %v (same memory: %v), want it zeroed", n, []float64{w[0], w[n-1]}, same(w, v))
+			t.Fatalf("%d float64s: a cleared tile gave back the tile with %v (same memory: %v), want it zeroed", n, []float64{w[0], w[n-1]}, same(w, v))
 		}
 	}
 	if c := rt.Counters(); c.BytesLent != 0 {
@@ -146,7 +154,7 @@ func TestSharedFloat64sUnclearedReusesAsLeft(t *testing.T) {
 func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
 	ctx, job, ch := startSharing(t, 2, Config{})
 	rt := job.Localities
-	tile := rt[0].SharedFloat64s(lendFloats)
+	tile := lendable(rt[0], lendFloats).Float64s()
 	for k, c := range []struct {
 		name string
 		v    []float64
@@ -155,7 +163,7 @@ func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
 		{"ordinary memory", make([]float64, lendFloats), 1},
 		{"part of a tile", tile[1:], 1},
 		{"a tile to its own site", tile, 0},
-		{"a small slice", rt[0].SharedFloat64s(10), 1},
+		{"a small slice", lendable(rt[0], 10).Float64s(), 1},
 	} {
 		c.v[0] = 42
 		tag := uint64(10 + k)
@@ -182,10 +190,10 @@ func TestChannelLendCopiesWhatIsNotShared(t *testing.T) {
 func TestLendOfABadSegmentFails(t *testing.T) {
 	ctx, job, ch := startSharing(t, 2, Config{})
 	rt := job.Localities
-	v := rt[0].SharedFloat64s(lendFloats)
+	v := lendable(rt[0], lendFloats).Float64s()
 	d, ok := rt[0].shared.lend(v)
 	if !ok {
-		t.Fatal("a tile of SharedFloat64s is not lendable")
+		t.Fatal("a lendable tile is not lendable")
 	}
 	bogus := d
 	bogus.Ino++
@@ -211,7 +219,7 @@ func TestLendOfABadSegmentFails(t *testing.T) {
 
 // TestSharingNeedsAnotherLocalityOnTheMachine: a locality maps the
 // probes of the localities on its machine only, and lends to none when
-// none mapped its own: SharedFloat64s then gives ordinary memory.
+// none mapped its own: a lendable tile is then ordinary memory.
 func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
 	var s sharedTiles
 	tried := 0
@@ -263,7 +271,7 @@ func TestLendingOnlyToLocalitiesThatMapped(t *testing.T) {
 	ctx, job, ch := startSharingWith(t, 3, Config{}, hk)
 	rt := job.Localities
 	for k, c := range []struct{ from, to int }{{0, 1}, {0, 2}, {1, 2}, {2, 0}} {
-		v := rt[c.from].SharedFloat64s(lendFloats)
+		v := lendable(rt[c.from], lendFloats).Float64s()
 		v[1] = float64(k + 1)
 		if err := ch[c.from].Lend(ctx, c.to, uint64(k), v).Err(ctx); err != nil {
 			t.Fatal(err)
@@ -291,7 +299,7 @@ func TestIdleMappingsAreBounded(t *testing.T) {
 	rt := job.Localities
 	var got [][]float64
 	for k := range 3 {
-		v := rt[0].SharedFloat64s(lendFloats)
+		v := lendable(rt[0], lendFloats).Float64s()
 		v[0] = float64(k)
 		if err := ch[0].Lend(ctx, 1, uint64(k), v).Err(ctx); err != nil {
 			t.Fatal(err)
@@ -312,7 +320,7 @@ func TestIdleMappingsAreBounded(t *testing.T) {
 	}
 	s.mu.Unlock()
 	for _, w := range got {
-		rt[1].Recycle(w)
+		AdoptTile(rt[1], w).Release()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

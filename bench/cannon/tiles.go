@@ -100,7 +100,7 @@ func noComm(n, q, repeat int, seed uint64) error {
 // tile of C (the first product setting it, the others adding to it, as
 // Cannon's steps do) and answers with the seconds that took. Its tile of C
 // is cleared and reused in every repetition, as a locality reuses the
-// memory of the product it released (Runtime.Float64s).
+// memory of the product it released (runtime.NewTile).
 func tileProcess(m, q int, seed uint64, in io.Reader, out io.Writer) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	as, bs := make([]blas64.General, q), make([]blas64.General, q)

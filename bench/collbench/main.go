@@ -13,12 +13,13 @@
 //	BenchmarkColl/allreduce1 2000 41.250 us/op 0.0002 GB/s
 //
 // with microseconds per operation and gbps = bytes per site / time per
-// operation (10^9 bytes per second). Each result is handed back with
-// Runtime.Recycle once checked, as a loop that is done with it would, so
-// the next operation's result reuses its memory (as the Open MPI program
-// reuses its receive buffer). bench/mpi/allreduce.c prints the same
-// lines for Open MPI. -cpuprofile FILE writes a CPU profile of one
-// measurement (name it with -test) per locality, FILE.L<locality>.
+// operation (10^9 bytes per second). Each result is given back to its
+// runtime (runtime.AdoptTile, then Release) once checked, as a loop that
+// is done with it would, so the next operation's result reuses its memory
+// (as the Open MPI program reuses its receive buffer).
+// bench/mpi/allreduce.c prints the same lines for Open MPI. -cpuprofile
+// FILE writes a CPU profile of one measurement (name it with -test) per
+// locality, FILE.L<locality>.
 package main
 
 import (
@@ -96,7 +97,7 @@ func main() {
 			if err == nil && len(r) != len(d) {
 				err = fmt.Errorf("AllReduce returned %d elements, want %d", len(r), len(d))
 			}
-			rt.Recycle(r)
+			runtime.AdoptTile(rt, r).Release()
 			return err
 		}
 		allgather := func(d []float64) error {
@@ -104,7 +105,7 @@ func main() {
 			if err == nil && len(r) != sites*len(d) {
 				err = fmt.Errorf("AllGather returned %d elements, want %d", len(r), sites*len(d))
 			}
-			rt.Recycle(r)
+			runtime.AdoptTile(rt, r).Release()
 			return err
 		}
 		const mib = 1 << 20 / 8

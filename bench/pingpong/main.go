@@ -277,7 +277,7 @@ func tessera(p params) int {
 	sink := runtime.Register(reg, "bench.sink", func(ctx context.Context, v []float64) (int, error) {
 		n := len(v)
 		// Done with the block: the next one is read into the same memory.
-		runtime.FromContext(ctx).Recycle(v)
+		runtime.AdoptTile(runtime.FromContext(ctx), v).Release()
 		return n, nil
 	})
 	return runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
