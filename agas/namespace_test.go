@@ -94,7 +94,13 @@ func TestNamespaceFindBeforeRegister(t *testing.T) {
 	for seq := range uint32(n) {
 		finds[seq] = ns.FindFromBasename(ctx, finder, "late", seq)
 	}
-	time.Sleep(20 * time.Millisecond) // let the finds reach their homes first
+	// The finds wait at their homes before anything is registered.
+	for pending(ns, job) < n {
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d finds reached their homes", pending(ns, job), n)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 	for _, f := range finds {
 		if f.IsReady() {
 			t.Fatal("a find completed before anything was registered")
@@ -114,6 +120,26 @@ func TestNamespaceFindBeforeRegister(t *testing.T) {
 			t.Fatalf("find /late/%d = %v, %v", seq, g, err)
 		}
 	}
+}
+
+// pending returns the number of finds that wait at their homes for their
+// names, over the localities of job.
+func pending(ns *Service, job *runtime.LocalJob) int {
+	n := 0
+	for _, l := range job.Localities {
+		ns.mu.Lock()
+		tb := ns.locals[l]
+		ns.mu.Unlock()
+		if tb == nil {
+			continue
+		}
+		tb.names.mu.Lock()
+		for _, ws := range tb.names.waiters {
+			n += len(ws)
+		}
+		tb.names.mu.Unlock()
+	}
+	return n
 }
 
 func TestNamespaceBadInput(t *testing.T) {

@@ -7,9 +7,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -117,25 +119,38 @@ func TestArgWithNaN(t *testing.T) {
 
 // THE RULE: two reductions whose inputs become ready in opposite orders on
 // different localities both get the right results, because their
-// collectives were reserved in program order.
+// collectives were reserved in program order. The late input of each
+// locality becomes ready only once every locality issued the collective
+// of its early one: took its generation then, the early reductions
+// would pair with each other.
 func TestReductionsPairInProgramOrder(t *testing.T) {
 	for _, n := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("%d-localities", n), func(t *testing.T) {
-			runJob(t, n, func(ctx context.Context, e *Env) error {
+			w := &issueWatch{prims: map[uint64]bool{}, want: n, issued: make(chan struct{})}
+			runWatchedJob(t, n, w, func(ctx context.Context, e *Env) error {
 				ga := globalData([]int{7, 5}, 11, 0, 1)
 				gb := globalData([]int{7, 5}, 12, 10, 20)
-				delayed := func(g []float64, wait time.Duration) *runtime.Future[*Array] {
-					return runtime.Spawn(ctx, e.Runtime(), func(ctx context.Context) (*Array, error) {
-						time.Sleep(wait)
+				input := func(g []float64, late bool) *runtime.Future[*Array] {
+					gate := runtime.MakeReady(struct{}{})
+					if late {
+						var fulfil func(struct{}, error) bool
+						gate, fulfil = runtime.NewPromise[struct{}](e.Runtime())
+						go func() {
+							select {
+							case <-w.issued:
+								fulfil(struct{}{}, nil)
+							case <-ctx.Done():
+								fulfil(struct{}{}, context.Cause(ctx))
+							}
+						}()
+					}
+					return runtime.Then(ctx, gate, func(context.Context, struct{}) (*Array, error) {
 						return FromGlobal(e, []int{7, 5}, Layout{}, g)
 					})
 				}
 				// Even localities get a late, odd ones b late.
-				da, db := 150*time.Millisecond, time.Duration(0)
-				if e.Locality()%2 == 1 {
-					da, db = db, da
-				}
-				a, b := delayed(ga, da), delayed(gb, db)
+				lateA := e.Locality()%2 == 0
+				a, b := input(ga, lateA), input(gb, !lateA)
 				sa := Sum(ctx, e, a)
 				sb := Max(ctx, e, b)
 				wantA, _, _, _, _, _ := refReduce(ga)
@@ -154,6 +169,57 @@ func TestReductionsPairInProgramOrder(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// issueWatch is a task observer that closes issued once want collectives
+// of primitives started: AllReduce tasks spawned by "primitives.*" tasks.
+type issueWatch struct {
+	mu      sync.Mutex
+	prims   map[uint64]bool // GUIDs of the primitives' tasks
+	started int
+	want    int
+	issued  chan struct{}
+}
+
+func (w *issueWatch) TaskStart(i runtime.TaskInfo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case strings.HasPrefix(i.Name, "primitives."):
+		w.prims[i.GUID] = true
+	case i.Name == "AllReduce" && w.prims[i.Parent]:
+		if w.started++; w.started == w.want {
+			close(w.issued)
+		}
+	}
+}
+
+func (w *issueWatch) TaskStop(runtime.TaskInfo)   {}
+func (w *issueWatch) TaskYield(runtime.TaskInfo)  {}
+func (w *issueWatch) TaskResume(runtime.TaskInfo) {}
+
+// runWatchedJob is runJob with obs watching every locality's tasks.
+func runWatchedJob(t *testing.T, n int, obs runtime.TaskObserver, body func(ctx context.Context, e *Env) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	reg := runtime.NewRegistry()
+	acts := Register(reg, agas.New(reg))
+	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *runtime.Runtime) error {
+		e, err := NewEnv(rt, acts)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		return body(ctx, e)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

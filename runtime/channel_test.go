@@ -9,19 +9,44 @@ import (
 	"time"
 )
 
+// Gets come first on odd sites, Sets on even ones: every value of tag 7
+// for an odd site is sent once all of that site's Gets wait in its
+// mailbox, and an even site Gets once all its values wait there.
 func TestChannel(t *testing.T) {
-	runComm(t, 3, 0, func(ctx context.Context, rt *Runtime, _ *Communicator) error {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 3, Config{Lanes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	getsWait := make([]chan struct{}, len(job.Localities)) // closed once the site's Gets wait
+	for i := range getsWait {
+		getsWait[i] = make(chan struct{})
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
 		ch, err := NewChannel(rt, "test.chan", nil)
 		if err != nil {
 			return err
 		}
 		defer ch.Close()
 		me, p := ch.Site(), ch.Size()
-		// Gets first on odd sites, Sets first on even ones: either order.
 		var gets []*Future[[]float64]
 		if me%2 == 1 {
 			for from := range p {
 				gets = append(gets, ch.Get(ctx, from, 7))
+			}
+			if err := waitUntil(ctx, fmt.Sprintf("the Gets of site %d wait", me), func() bool {
+				return mailbox(rt, "test.chan").waitedOf(7) == p
+			}); err != nil {
+				return err
+			}
+			close(getsWait[me]) // nothing comes for them before this
+		}
+		for l := 1; l < p; l += 2 {
+			select {
+			case <-getsWait[l]:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
 		for to := range p {
@@ -30,7 +55,11 @@ func TestChannel(t *testing.T) {
 			}
 		}
 		if me%2 == 0 {
-			time.Sleep(5 * time.Millisecond)
+			if err := waitUntil(ctx, fmt.Sprintf("the values for site %d wait", me), func() bool {
+				return mailbox(rt, "test.chan").heldOf(7) == p
+			}); err != nil {
+				return err
+			}
 			for from := range p {
 				gets = append(gets, ch.Get(ctx, from, 7))
 			}
@@ -55,6 +84,9 @@ func TestChannel(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestChannelSetTravelsWhileSetterComputes: a value Set travels while the

@@ -333,7 +333,13 @@ func TestCollectiveRunAhead(t *testing.T) {
 				}
 			}
 		case 1: // starts three more generations without waiting
-			time.Sleep(20 * time.Millisecond)
+			// once the root's three broadcasts wait in its mailbox
+			if err := waitUntil(ctx, "the root's broadcasts wait at site 1", func() bool {
+				s := mailbox(rt, "test.comm")
+				return s.heldFrom(1, 0) > 0 && s.heldFrom(2, 0) > 0 && s.heldFrom(3, 0) > 0
+			}); err != nil {
+				return err
+			}
 			var fs []*Future[[]float64]
 			for range 3 {
 				fs = append(fs, c.Broadcast(ctx, nil))
@@ -352,8 +358,15 @@ func TestCollectiveRunAhead(t *testing.T) {
 				}
 			}
 			return nil
-		case 2: // sleeps while the others are ahead
-			time.Sleep(100 * time.Millisecond)
+		case 2: // waits while the others are ahead: the root's broadcasts
+			// and site 1's message of the first AllReduce, which it sends
+			// once the root's came, wait in its mailbox
+			if err := waitUntil(ctx, "the others' messages of generations 1 to 4 wait at site 2", func() bool {
+				s := mailbox(rt, "test.comm")
+				return s.heldFrom(1, 0) > 0 && s.heldFrom(2, 0) > 0 && s.heldFrom(3, 0) > 0 && s.heldFrom(4, 1) > 0
+			}); err != nil {
+				return err
+			}
 			for g := range 3 {
 				v, err := c.Broadcast(ctx, nil).Get(ctx)
 				if err != nil || v[0] != float64(g) {

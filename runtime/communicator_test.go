@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Messages for a communicator that a locality has not created yet wait for
-// it, and an operation started before Close finishes after it.
+// it, and an operation started before Close finishes after it. On three
+// sites AllReduce folds site 0 into site 1, which then exchanges with
+// site 2: locality 1 starts only once locality 0's operation waits behind
+// its Close, and locality 2 creates its communicator only once locality
+// 1's message is in its mailbox.
 func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 	ctx := testCtx(t)
 	job, err := StartLocal(ctx, 3, Config{Lanes: 2})
@@ -19,8 +22,12 @@ func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 	}
 	defer job.Close()
 	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
-		if rt.Here() == 2 {
-			time.Sleep(50 * time.Millisecond) // the others' messages come first
+		if rt.Here() == 2 { // the others' messages come first
+			if err := waitUntil(ctx, "locality 1's message waits in locality 2's mailbox", func() bool {
+				return mailbox(rt, "late").heldFrom(1, 1) > 0
+			}); err != nil {
+				return err
+			}
 		}
 		c, err := NewCommunicator(rt, "late", nil, 0)
 		if err != nil {
@@ -32,8 +39,17 @@ func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 		case 0: // closes at once: the operation it started goes on
 			f = c.AllReduce(ctx, in, ReduceSum)
 			c.Close()
+			if f.IsReady() { // nobody else has started
+				return fmt.Errorf("AllReduce on locality 0 finished before locality 1 took part")
+			}
 		case 1: // joins late, so locality 0 waits after its Close
-			time.Sleep(100 * time.Millisecond)
+			l0 := job.Localities[0]
+			if err := waitUntil(ctx, "locality 0 closed its communicator and waits", func() bool {
+				s := mailbox(l0, "late")
+				return s.exists && !s.claimed && s.waitedOf(1) > 0
+			}); err != nil {
+				return err
+			}
 			f = c.AllReduce(ctx, in, ReduceSum)
 			defer c.Close()
 		default:
@@ -70,7 +86,15 @@ func TestCollectiveKilledLocality(t *testing.T) {
 		}
 		fs = append(fs, c.AllReduce(ctx, make([]float64, 100), ReduceSum))
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Kill locality 3 once every operation is under way: each waits for a
+	// message that locality 3 sends, or that a site waiting for it does.
+	for i, rt := range job.Localities[:3] {
+		if err := waitUntil(ctx, fmt.Sprintf("locality %d's AllReduce waits", i), func() bool {
+			return mailbox(rt, "test.kill").waitedOf(1) > 0
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	job.Network.Kill(3)
 	for i, f := range fs {
 		_, err := f.Get(ctx)
@@ -183,7 +207,12 @@ func TestCollectiveContextEnds(t *testing.T) {
 	stop := errors.New("given up")
 	cctx, cancel := context.WithCancelCause(ctx)
 	f := c.AllReduce(cctx, []float64{1}, ReduceSum) // site 1 never takes part
-	time.AfterFunc(10*time.Millisecond, func() { cancel(stop) })
+	if err := waitUntil(ctx, "the AllReduce waits for site 1", func() bool {
+		return mailbox(job.Localities[0], "test.ctx").waitedOf(1) > 0
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cancel(stop)
 	if _, err := f.Get(ctx); !errors.Is(err, stop) || !strings.Contains(err.Error(), `AllReduce on communicator "test.ctx", generation 1`) {
 		t.Errorf("AllReduce whose context ended: got %v", err)
 	}

@@ -134,8 +134,15 @@ func TestDirectAction(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		served := job.Localities[1].Counters().CallsServed
 		queued := Async(ctx, peer, a.where, 8)
-		time.Sleep(20 * time.Millisecond)
+		// The call came, and waits in locality 1's queue for the lane.
+		if err := waitUntil(ctx, "the direct call is queued on locality 1", func() bool {
+			c := job.Localities[1].Counters()
+			return c.CallsServed > served && c.TaskQueueLen > 0
+		}); err != nil {
+			return err
+		}
 		if queued.IsReady() {
 			v, err := queued.Get(ctx)
 			return fmt.Errorf("direct call answered (%q, %v) while every lane was taken", v, err)

@@ -42,7 +42,11 @@ func TestGetHonoursContext(t *testing.T) {
 	f := newFuture[int](nil)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cause := errors.New("gave up")
-	go func() { time.Sleep(10 * time.Millisecond); cancel(cause) }()
+	bound := testCtx(t)
+	go func() { // cancel once Get waits
+		waitUntil(bound, "Get waits", func() bool { _, any := awaited(f); return any })
+		cancel(cause)
+	}()
 	if _, err := f.Get(ctx); !errors.Is(err, cause) {
 		t.Fatalf("Get after cancel = %v, want the cause", err)
 	}
@@ -363,8 +367,28 @@ func TestGoroutinesOfOneTaskWait(t *testing.T) {
 		wg.Wait()
 		return sum, nil
 	})
-	for round := range 3 { // let some park before their futures come
-		time.Sleep(time.Millisecond)
+	// Every goroutine waits before any future comes; one of them parks.
+	var parked int
+	err := waitUntil(ctx, "every goroutine waits", func() bool {
+		parked = 0
+		for _, f := range futures {
+			p, any := awaited(f)
+			if !any {
+				return false
+			}
+			if p {
+				parked++
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parked != 1 {
+		t.Fatalf("%d goroutines of one task park on its wake channel, want 1", parked)
+	}
+	for round := range 3 {
 		for i := n - 1 - round; i >= 0; i -= 3 {
 			futures[i].set(i, nil)
 		}

@@ -142,7 +142,10 @@ func TestPollModeTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * PollWindow) // every reader blocks now; the next parcels wake them
+	// Every reader blocks now; the next parcels wake them. Whether a
+	// reader polls or blocks is the parcelport's state, which the runtime
+	// does not see: this pause is a length of time, not a wait for it.
+	time.Sleep(3 * PollWindow)
 	err = spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
 		_, err := Async(ctx, rt.Locality((rt.here+1)%n), echo, []byte("after a pause")).Get(ctx)
 		return err

@@ -332,21 +332,34 @@ func TestRegisteredErrorsTravel(t *testing.T) {
 }
 
 // Work a program started and never waited for still finishes before the
-// job ends: Finalize waits for the replies to a locality's calls.
+// job ends: Finalize waits for the replies to a locality's calls. The calls
+// finish only once every body has returned.
 func TestFinalizeWaitsForUnwaitedCalls(t *testing.T) {
 	ctx := testCtx(t)
 	reg := NewRegistry()
-	var ran atomic.Int32
+	var ran, returned atomic.Int32
+	bodiesReturned := make(chan struct{})
 	slow := Register(reg, "test.slow", func(ctx context.Context, n int) (int, error) {
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-bodiesReturned:
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		}
 		ran.Add(1)
 		return n, nil
 	})
-	job, err := StartLocal(ctx, 3, Config{Registry: reg})
+	// A lane for each of the three calls a locality serves, and one for
+	// its body.
+	job, err := StartLocal(ctx, 3, Config{Registry: reg, Lanes: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		defer func() {
+			if returned.Add(1) == 3 {
+				close(bodiesReturned)
+			}
+		}()
 		for l := range rt.NumLocalities() {
 			Async(ctx, rt.Locality(l), slow, 1) // nobody waits
 		}

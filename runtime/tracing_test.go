@@ -189,7 +189,7 @@ func TestTracerSeesWhatTheObserverSees(t *testing.T) {
 		for i := range 200 {
 			fs = append(fs, Spawn(ctx, rt, func(ctx context.Context) (int, error) {
 				g := SpawnNamed(ctx, rt, "tracetest.leaf", func(context.Context) (int, error) {
-					if i%4 == 0 {
+					if i%4 == 0 { // long enough that its parent waits for it
 						time.Sleep(100 * time.Microsecond)
 					}
 					return i, nil

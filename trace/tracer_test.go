@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -77,9 +78,13 @@ func TestTracerArchiveMultiChunk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr.StartSampler(5*time.Millisecond, func() RuntimeSample { return RuntimeSample{TaskQueueLen: 3, ParcelsSent: 7} })
+		var sampled atomic.Int32
+		tr.StartSampler(5*time.Millisecond, func() RuntimeSample {
+			sampled.Add(1)
+			return RuntimeSample{TaskQueueLen: 3, ParcelsSent: 7}
+		})
 		want = append(want, runFakeLocality(t, tr, loc, lanes, tasks)...)
-		time.Sleep(20 * time.Millisecond)
+		waitSampled(t, &sampled, 2) // the one at the start and one of the ticker
 		if err := tr.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -172,6 +177,9 @@ func TestTracerArchiveMultiChunk(t *testing.T) {
 			}
 			if len(vs) != n || n < 2 {
 				t.Errorf("locality %d: %d samples of %q, %d of the first metric", loc, len(vs), m.Name, n)
+			}
+			if n < 3 {
+				t.Errorf("locality %d: %d samples of %q, want one at the start, one of the ticker and one at the end", loc, n, m.Name)
 			}
 			for _, v := range vs {
 				if (m.Name == "Task queue length" && v != U64Metric(3)) || (m.Name == "Parcels sent" && v != U64Metric(7)) {
@@ -354,6 +362,16 @@ func TestRegionName(t *testing.T) {
 	} {
 		if got := RegionName(in); got != want {
 			t.Errorf("RegionName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// waitSampled waits until the sampler has read its counters n times.
+func waitSampled(t *testing.T, sampled *atomic.Int32, n int32) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); sampled.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sampler took %d samples, want %d", sampled.Load(), n)
 		}
 	}
 }

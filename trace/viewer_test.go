@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -61,17 +62,23 @@ func runSampled(t *testing.T) sampledRun {
 	r := sampledRun{lanes: 2, before: time.Now()}
 	dir := t.TempDir()
 	var trs []*Tracer
+	var sampled [2]atomic.Int32
 	for loc := range uint32(2) {
 		tr, err := NewTracer(TracerConfig{Dir: dir, Locality: loc, Lanes: int(r.lanes), Host: "host-a"})
 		must(t, err)
-		tr.StartSampler(5*time.Millisecond, func() RuntimeSample { return sampledCounters(loc) })
+		tr.StartSampler(5*time.Millisecond, func() RuntimeSample {
+			sampled[loc].Add(1)
+			return sampledCounters(loc)
+		})
 		trs = append(trs, tr)
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(3 * time.Millisecond) // the next tracer's clock starts later
 	}
 	for loc, tr := range trs {
 		runFakeLocality(t, tr, uint32(loc), int(r.lanes), 300)
 	}
-	time.Sleep(25 * time.Millisecond)
+	for loc := range sampled { // a sample of the ticker between the start's and the end's
+		waitSampled(t, &sampled[loc], 2)
+	}
 	for _, tr := range trs {
 		must(t, tr.Close())
 	}
@@ -84,6 +91,11 @@ func runSampled(t *testing.T) sampledRun {
 	}
 	if p := CheckOTF2(r.a); len(p) > 0 {
 		t.Fatalf("CheckOTF2: %d problems, first %s", len(p), p[0])
+	}
+	for loc := range uint32(2) {
+		if n := r.samples(loc); n < 3 {
+			t.Fatalf("locality %d took %d samples, want one at the start, one of the ticker and one at the end", loc, n)
+		}
 	}
 	return r
 }

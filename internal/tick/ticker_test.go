@@ -2,6 +2,7 @@ package tick
 
 import (
 	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,9 +29,17 @@ func TestTickerTicks(t *testing.T) {
 // Close ends a Wait in progress, and Wait after Close returns at once.
 func TestTickerCloseEndsWait(t *testing.T) {
 	tk := New(time.Hour)
+	if blockedInWait() {
+		t.Fatal("a goroutine waits for the ticker before anyone called Wait")
+	}
 	waited := make(chan bool)
 	go func() { waited <- tk.Wait() }()
-	time.Sleep(10 * time.Millisecond) // let it block
+	// Close must end a Wait in progress: close once the goroutine blocks.
+	for deadline := time.Now().Add(10 * time.Second); !blockedInWait(); time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the goroutine did not block in Wait")
+		}
+	}
 	tk.Close()
 	select {
 	case ok := <-waited:
@@ -44,4 +53,17 @@ func TestTickerCloseEndsWait(t *testing.T) {
 		t.Fatal("Wait after Close reported a tick")
 	}
 	tk.Close() // twice is fine
+}
+
+// blockedInWait reports whether a goroutine is blocked in Ticker.Wait: in
+// the poller, reading the timerfd, or in the fallback's select.
+func blockedInWait() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:goruntime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "tick.(*Ticker).Wait") && (strings.Contains(g, "[IO wait") || strings.Contains(g, "[select")) {
+			return true
+		}
+	}
+	return false
 }
