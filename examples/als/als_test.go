@@ -19,8 +19,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// testParams are small enough for the dense reference.
-var testParams = params{factors: 5, iterations: 4, reg: 0.1, alpha: 2, seed: 7}
+// testParams are small enough for the dense reference, and solve exactly
+// as Listing 4 does.
+var testParams = params{factors: 5, iterations: 4, reg: 0.1, alpha: 2, seed: 7, solver: solverExact}
 
 // runLocal runs the program body on n in-process localities and returns
 // locality 0's factorisation.

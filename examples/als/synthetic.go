@@ -129,7 +129,7 @@ func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, her
 	for u := u0; u < u1; u++ {
 		items, vals = g.userRatings(u, cdf, items, vals)
 		for j, i := range items {
-			local = append(local, triple{user: int32(u), item: i, rating: vals[j]})
+			local = append(local, triple{user: int32(u), item: i, rating: float32(vals[j])})
 		}
 		if (u-u0)%1024 == 1023 {
 			ph.Add(1024)
@@ -137,8 +137,7 @@ func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, her
 	}
 	ph.Add(int64((u1 - u0) % 1024))
 	ph.Finish()
-	byUser, byItem, err := distribute(ctx, comm, here, parts, g.users, g.items, local,
-		func(u, i int32) (int64, int64) { return int64(u) + 1, int64(i) + 1 })
+	byUser, byItem, _, err := distribute(ctx, comm, here, parts, g.users, g.items, local)
 	if err != nil {
 		return nil, err
 	}
