@@ -20,7 +20,7 @@ import (
 // solution; each step lowers the row's part of the loss, so the loss still
 // falls every iteration.
 //
-// The small vector operations use gonum's pure-Go kernels, never the
+// The vector operations of length f use gonum's pure-Go kernels, not the
 // blas64 engine: under the openblas build each of those calls would cross
 // into C for a few dozen multiplications.
 
@@ -40,7 +40,8 @@ func fullGram(oto []float64, f int, reg float64) []float64 {
 // cgBlock solves rows [r0, r1) of s into out with p.cgSteps conjugate-
 // gradient steps each, starting from the rows of start (this block's rows
 // of the previous factors, local row r at r*f; nil: from zero). a is
-// OᵀO + reg I (fullGram).
+// OᵀO + reg I (fullGram). Each rating costs one dotAxpy per pass: its row
+// of O is read once and used twice while in cache.
 func cgBlock(s *sparseRows, o, a, start []float64, p params, r0, r1 int, out []float64) {
 	f := p.factors
 	var impl gonum.Implementation
@@ -60,9 +61,8 @@ func cgBlock(s *sparseRows, o, a, start []float64, p params, r0, r1 int, out []f
 		// with c_j = alpha r_j.
 		impl.Dgemv(blas.NoTrans, f, f, -1, a, f, x, 1, 0, res, 1)
 		for j, c := range cols {
-			oj := o[int(c)*f : (int(c)+1)*f]
 			conf := p.alpha * float64(vals[j])
-			floats.AddScaled(res, 1+conf-conf*floats.Dot(oj, x), oj)
+			dotAxpy(o[int(c)*f:(int(c)+1)*f], x, res, 1+conf, -conf)
 		}
 		copy(dir, res)
 		rr := floats.Dot(res, res)
@@ -70,10 +70,10 @@ func cgBlock(s *sparseRows, o, a, start []float64, p params, r0, r1 int, out []f
 			if rr < 1e-20 {
 				break
 			}
+			// ad = A dir = (OᵀO + reg I) dir + Σ_j c_j (o_j·dir) o_j.
 			impl.Dgemv(blas.NoTrans, f, f, 1, a, f, dir, 1, 0, ad, 1)
 			for j, c := range cols {
-				oj := o[int(c)*f : (int(c)+1)*f]
-				floats.AddScaled(ad, p.alpha*float64(vals[j])*floats.Dot(oj, dir), oj)
+				dotAxpy(o[int(c)*f:(int(c)+1)*f], dir, ad, 0, p.alpha*float64(vals[j]))
 			}
 			step := rr / floats.Dot(dir, ad)
 			floats.AddScaled(x, step, dir)

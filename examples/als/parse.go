@@ -17,19 +17,14 @@ type format struct {
 	header bool      // a first line whose first field is not a number is a header
 }
 
-var (
-	csvNames = [4]string{"userId", "movieId", "rating", "timestamp"}
-	datNames = [4]string{"UserID", "MovieID", "Rating", "Timestamp"}
-)
-
 // detectFormat tells the format from the start of the file: "::" in the
 // first line makes it a .dat file, anything else a .csv file.
 func detectFormat(first []byte) format {
 	line, _, _ := bytes.Cut(first, []byte("\n"))
 	if bytes.Contains(line, []byte("::")) {
-		return format{sep: []byte("::"), names: datNames}
+		return format{sep: []byte("::"), names: [4]string{"UserID", "MovieID", "Rating", "Timestamp"}}
 	}
-	return format{sep: []byte(","), names: csvNames, header: true}
+	return format{sep: []byte(","), names: [4]string{"userId", "movieId", "rating", "timestamp"}, header: true}
 }
 
 // fieldsWant is the expected layout, for messages.
@@ -136,9 +131,6 @@ func parseInt(b []byte) (int64, bool) {
 	return v, true
 }
 
-// pow10 are the powers of ten a float64 holds exactly.
-var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
-
 // parseRating parses a positive, finite rating. The common forms, digits
 // with at most one point ("4", "3.5", "4.0"), are read from the bytes: the
 // digits as an integer divided by a power of ten, both exact, so the one
@@ -163,7 +155,7 @@ func parseRating(b []byte) (float32, bool) {
 	if digits == 0 {
 		return 0, false
 	}
-	v := float32(float64(m) / pow10[frac])
+	v := float32(float64(m) / math.Pow10(frac))
 	return v, v > 0
 }
 

@@ -80,11 +80,6 @@ func popularity(items int) []float64 {
 // lowers it to half the mean.
 const minPerUser = 20
 
-// halfStars is the cumulative distribution of the ratings 0.5, 1, ...,
-// 5: the shape of MovieLens-20M, where most ratings are 3, 3.5 or 4 and
-// whole stars are more common than half stars.
-var halfStars = [10]float64{0.011, 0.044, 0.056, 0.128, 0.172, 0.387, 0.492, 0.769, 0.846, 1}
-
 // userRatings returns user u's ratings: a number of items around
 // density*items (at least minPerUser, or half the mean if less, then
 // exponentially spread), chosen by popularity without repetition, each
@@ -104,6 +99,10 @@ func (g synthetic) userRatings(u int, cdf []float64, items []int32, vals []float
 		slices.Sort(items)
 		items = slices.Compact(items)
 	}
+	// The cumulative distribution of the ratings 0.5, 1, ..., 5: the
+	// shape of MovieLens-20M, where most ratings are 3, 3.5 or 4 and whole
+	// stars are more common than half stars.
+	halfStars := [10]float64{0.011, 0.044, 0.056, 0.128, 0.172, 0.387, 0.492, 0.769, 0.846, 1}
 	for range items {
 		x := r.float()
 		level := 0
