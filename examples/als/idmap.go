@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 
 	"github.com/tessera-amt/tessera/internal/progress"
@@ -24,7 +25,7 @@ func readRatings(ctx context.Context, comm *runtime.Communicator, here, parts in
 	}
 	lo, hi := byteRange(size, here, parts)
 	ph := progress.Start(pc, fmt.Sprintf("reading %s (locality %d's share)", filepath.Base(path), here), hi-lo, progress.Bytes)
-	sh, err := readShare(path, here, parts, readBuffer, ph)
+	sh, err := readShare(path, here, parts, goruntime.GOMAXPROCS(0), readBuffer, ph)
 	ph.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("reading ratings %s on locality %d: %w", path, here, err)
@@ -35,7 +36,7 @@ func readRatings(ctx context.Context, comm *runtime.Communicator, here, parts in
 	if sh.bad != nil {
 		bad = 1
 	}
-	counts, err := comm.AllGather(ctx, []float64{float64(sh.lines), bad, float64(len(sh.ratings))}).Get(ctx)
+	counts, err := comm.AllGather(ctx, []float64{float64(sh.lines), bad, float64(sh.count())}).Get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -59,15 +60,15 @@ func readRatings(ctx context.Context, comm *runtime.Communicator, here, parts in
 	case total == 0:
 		return nil, fmt.Errorf("ratings %s line %d: no ratings, only a header (at column 1; read by locality 0)", path, int(counts[0])+1)
 	}
-	m, err := mapIDs(ctx, comm, here, parts, sh.ratings)
+	m, err := mapIDs(ctx, comm, here, parts, sh.chunks)
 	if err != nil {
 		return nil, fmt.Errorf("ratings %s: %w", path, err)
 	}
 	if m.users < parts || m.items < parts {
 		return nil, fmt.Errorf("ratings %s: %d users and %d items cannot be split over %d localities", path, m.users, m.items, parts)
 	}
-	local := sh.ratings
-	sh.ratings = nil
+	local := sh.chunks
+	sh.chunks = nil
 	byUser, byItem, dup, err := distribute(ctx, comm, here, parts, m.users, m.items, local)
 	if err != nil {
 		return nil, fmt.Errorf("ratings %s: %w", path, err)
@@ -112,15 +113,23 @@ type idMap struct {
 // A last AllToAllV gives locality 0 the ids in index order, for the
 // factor files. The messages carry distinct ids only (at most a few
 // hundred thousand for MovieLens), never the ratings.
-func mapIDs(ctx context.Context, comm *runtime.Communicator, here, parts int, ts []triple) (idMap, error) {
-	users := newIDSet(len(ts), func(yield func(int32)) {
-		for _, t := range ts {
-			yield(t.user)
+func mapIDs(ctx context.Context, comm *runtime.Communicator, here, parts int, chunks [][]triple) (idMap, error) {
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	users := newIDSet(n, func(yield func(int32)) {
+		for _, c := range chunks {
+			for _, t := range c {
+				yield(t.user)
+			}
 		}
 	})
-	items := newIDSet(len(ts), func(yield func(int32)) {
-		for _, t := range ts {
-			yield(t.item)
+	items := newIDSet(n, func(yield func(int32)) {
+		for _, c := range chunks {
+			for _, t := range c {
+				yield(t.item)
+			}
 		}
 	})
 	ext, err := comm.AllReduce(ctx, []float64{users.lowest(), items.lowest(), -users.highest(), -items.highest()}, runtime.ReduceMin).Get(ctx)
@@ -214,9 +223,11 @@ func mapIDs(ctx context.Context, comm *runtime.Communicator, here, parts int, ts
 	}
 	users.setIndices(denseU)
 	items.setIndices(denseI)
-	for j := range ts {
-		ts[j].user = users.index(ts[j].user)
-		ts[j].item = items.index(ts[j].item)
+	for _, c := range chunks {
+		for j := range c {
+			c[j].user = users.index(c[j].user)
+			c[j].item = items.index(c[j].item)
+		}
 	}
 	// The ids in index order, for locality 0.
 	toRoot := make([][]float64, parts)

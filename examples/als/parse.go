@@ -84,11 +84,14 @@ func cutSep(s, sep []byte) (before, after []byte, found bool) {
 
 // parseField parses field n (at byte offset off of its line) into t.
 func (f format) parseField(t *triple, n int, field []byte, off int) *lineError {
-	lead := 0
-	for lead < len(field) && (field[lead] == ' ' || field[lead] == '\t') {
+	lead, end := 0, len(field)
+	for lead < end && (field[lead] == ' ' || field[lead] == '\t') {
 		lead++
 	}
-	trimmed := bytes.TrimRight(field[lead:], " \t")
+	for end > lead && (field[end-1] == ' ' || field[end-1] == '\t') {
+		end--
+	}
+	trimmed := field[lead:end]
 	col := off + lead + 1
 	switch n {
 	case 0, 1, 3:

@@ -145,13 +145,20 @@ func (b exchangeBlock) forUsers() int {
 //
 // It returns a pair rated twice (dense user and item) if there is one
 // among this locality's users.
-func distribute(ctx context.Context, comm *runtime.Communicator, here, parts, users, items int, local []triple) (byUser, byItem sparseRows, dup *triple, err error) {
+func distribute(ctx context.Context, comm *runtime.Communicator, here, parts, users, items int, chunks [][]triple) (byUser, byItem sparseRows, dup *triple, err error) {
+	each := func(fn func(t triple)) {
+		for _, c := range chunks {
+			for _, t := range c {
+				fn(t)
+			}
+		}
+	}
 	nu := make([]int, parts)
 	ni := make([]int, parts)
-	for _, t := range local {
+	each(func(t triple) {
 		nu[owner(users, parts, int(t.user))]++
 		ni[owner(items, parts, int(t.item))]++
-	}
+	})
 	blocks := make([][]float64, parts)
 	fill := make([]int, parts) // records written into each block
 	for d := range parts {
@@ -161,15 +168,17 @@ func distribute(ctx context.Context, comm *runtime.Communicator, here, parts, us
 		}
 	}
 	itemFill := make([]int, parts)
-	for _, t := range local {
-		if d := owner(users, parts, int(t.user)); d != here {
-			putRecord(exchangeBlock(blocks[d]).records()[fill[d]*recordBytes:], t)
-			fill[d]++
-		}
-		if d := owner(items, parts, int(t.item)); d != here {
-			putRecord(exchangeBlock(blocks[d]).records()[(nu[d]+itemFill[d])*recordBytes:], t)
-			itemFill[d]++
-		}
+	if parts > 1 {
+		each(func(t triple) {
+			if d := owner(users, parts, int(t.user)); d != here {
+				putRecord(exchangeBlock(blocks[d]).records()[fill[d]*recordBytes:], t)
+				fill[d]++
+			}
+			if d := owner(items, parts, int(t.item)); d != here {
+				putRecord(exchangeBlock(blocks[d]).records()[(nu[d]+itemFill[d])*recordBytes:], t)
+				itemFill[d]++
+			}
+		})
 	}
 	var got [][]float64
 	if parts > 1 {
@@ -186,11 +195,11 @@ func distribute(ctx context.Context, comm *runtime.Communicator, here, parts, us
 	visit := func(itemSide bool, fn func(t triple)) {
 		for d := range parts {
 			if d == here {
-				for _, t := range local {
+				each(func(t triple) {
 					if !itemSide && int(t.user) >= u0 && int(t.user) < u1 || itemSide && int(t.item) >= i0 && int(t.item) < i1 {
 						fn(t)
 					}
-				}
+				})
 				continue
 			}
 			b := exchangeBlock(got[d])

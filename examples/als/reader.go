@@ -6,17 +6,27 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/tessera-amt/tessera/internal/progress"
 )
 
 // share is what one locality parsed of its byte range of a ratings file.
 type share struct {
-	ratings  []triple // raw ids
-	lines    int      // lines that start in the range (header included)
-	badLine  int      // local line number (1-based) of the first bad line; 0: none
+	chunks   [][]triple // the ratings, raw ids, one chunk per part of the range, in file order
+	lines    int        // lines that start in the range (header included)
+	badLine  int        // local line number (1-based) of the first bad line; 0: none
 	bad      *lineError
 	rangeLen int64 // bytes in the range
+}
+
+// count returns the number of ratings held.
+func (sh *share) count() int {
+	n := 0
+	for _, c := range sh.chunks {
+		n += len(c)
+	}
+	return n
 }
 
 // readBuffer is how much of the file a reader holds at once (a line
@@ -30,13 +40,11 @@ func byteRange(size int64, k, parts int) (int64, int64) {
 }
 
 // readShare parses the lines of the ratings file that start in locality
-// k's byte range: a line starts in the range if its first byte does. The
-// file is read bufSize bytes at a time; the ratings go into one slice sized
-// from the density of lines in the first buffer, which the reader grows
-// only if the rest of the range holds more lines than that predicts. After
-// a bad line it goes on only counting lines, for the line numbers of the
-// ranges after it. It counts the bytes it reads in ph.
-func readShare(path string, k, parts int, bufSize int, ph *progress.Phase) (share, error) {
+// k's byte range (a line starts in a range if its first byte does), cut
+// into ways parts read at once, one per core: each part is one chunk of
+// the share, so the parts are never copied together. It counts the bytes
+// it reads in ph.
+func readShare(path string, k, parts, ways, bufSize int, ph *progress.Phase) (share, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return share{}, err
@@ -47,21 +55,57 @@ func readShare(path string, k, parts int, bufSize int, ph *progress.Phase) (shar
 		return share{}, err
 	}
 	start, stop := byteRange(st.Size(), k, parts)
-	sh := share{rangeLen: stop - start}
-	buf := make([]byte, bufSize)
-	// The format, from the file's first line.
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	head := make([]byte, min(4096, st.Size()))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return share{}, err
 	}
-	fm := detectFormat(buf[:n])
+	fm := detectFormat(head)
+	ways = max(1, min(ways, int((stop-start)/int64(bufSize))+1)) // a part of at least a buffer
+	got := make([]part, ways)
+	var wg sync.WaitGroup
+	for w := range ways {
+		a, b := byteRange(stop-start, w, ways)
+		wg.Go(func() { got[w] = readPart(f, fm, start+a, start+b, bufSize, ph) })
+	}
+	wg.Wait()
+	sh := share{rangeLen: stop - start}
+	for _, p := range got {
+		if p.err != nil {
+			return share{}, p.err
+		}
+		if p.bad != nil && sh.bad == nil {
+			sh.badLine, sh.bad = sh.lines+p.badLine, p.bad
+		}
+		sh.lines += p.lines
+		sh.chunks = append(sh.chunks, p.ratings)
+	}
+	return sh, nil
+}
+
+// part is what readPart parsed.
+type part struct {
+	ratings []triple
+	lines   int
+	badLine int // 1-based, within the part
+	bad     *lineError
+	err     error
+}
+
+// readPart parses the lines of f (in format fm) that start in [start,
+// stop), reading bufSize bytes at a time. The ratings go into one slice
+// sized from the density of lines in the first buffer, which grows only
+// if the rest of the part holds more lines than that predicts. After a
+// bad line it goes on only counting lines, for the line numbers of what
+// follows.
+func readPart(f *os.File, fm format, start, stop int64, bufSize int, ph *progress.Phase) part {
+	var p part
 	// Start at the byte before the range, so that a line starting exactly
 	// at start is seen to start there.
-	pos := max(start-1, 0)
-	lr := lineReader{f: f, buf: buf, off: pos}
+	lr := lineReader{f: f, buf: make([]byte, bufSize), off: max(start-1, 0)}
 	if start > 0 {
 		if _, _, ok, err := lr.next(); err != nil || !ok {
-			return share{}, err // the rest of the file is this line: nothing starts in the range
+			p.err = err
+			return p // the rest of the file is this line: nothing starts in the range
 		}
 	}
 	counted := lr.off
@@ -73,35 +117,48 @@ func readShare(path string, k, parts int, bufSize int, ph *progress.Phase) (shar
 		}
 		line, _, ok, err := lr.next()
 		if err != nil {
-			return share{}, err
+			p.err = err
+			return p
 		}
 		if !ok {
 			break
 		}
-		sh.lines++
-		if sh.lines == 1 {
+		p.lines++
+		if p.lines == 1 {
 			// Size the ratings from the first buffer's lines.
-			est := int64(float64(sh.rangeLen)*float64(bytes.Count(lr.buf[lr.r:lr.w], []byte("\n"))+1)/float64(max(lr.w-lr.r, 1))*1.02) + 16
-			sh.ratings = make([]triple, 0, est)
+			est := int64(float64(stop-start)*float64(bytes.Count(lr.buf[lr.r:lr.w], []byte("\n"))+1)/float64(max(lr.w-lr.r, 1))*1.02) + 16
+			p.ratings = make([]triple, 0, est)
 		}
-		if sh.bad != nil {
+		if p.bad != nil {
 			continue
 		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(bytes.TrimSpace(line)) == 0 {
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if blank(line) {
 			continue
 		}
 		t, perr := fm.parseLine(line)
 		if perr != nil {
-			if fm.header && start == 0 && sh.lines == 1 && perr.col == 1 {
+			if fm.header && start == 0 && p.lines == 1 && perr.col == 1 {
 				continue // the header: its first field is not a number
 			}
-			sh.badLine, sh.bad = sh.lines, perr
+			p.badLine, p.bad = p.lines, perr
 			continue
 		}
-		sh.ratings = append(sh.ratings, t)
+		p.ratings = append(p.ratings, t)
 	}
-	return sh, nil
+	return p
+}
+
+// blank reports whether line holds only spaces and tabs.
+func blank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // lineReader hands out the lines of a file from a fixed buffer.

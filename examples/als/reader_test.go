@@ -233,10 +233,11 @@ func TestUnratedGetZeroFactors(t *testing.T) {
 }
 
 // TestReaderMemory: the reader holds its byte range's ratings in 12 bytes
-// each, sized from the first buffer's lines, and one read buffer: what it
-// allocates stays below its byte range (a MovieLens line is longer than 12
-// bytes) plus the buffer. Reading the whole file on one locality (no
-// exchange then) adds the rows, 16 bytes a rating, and the id tables.
+// each, sized from the first buffer's lines, and one read buffer per part
+// read at once: what it allocates stays below its byte range (a MovieLens
+// line is longer than 12 bytes) plus the buffers. Reading the whole file
+// on one locality (no exchange then) adds the rows, 16 bytes a rating,
+// and the id tables.
 func TestReaderMemory(t *testing.T) {
 	g := synthetic{users: 3000, items: 900, density: 0.02, seed: 9}
 	path := filepath.Join(t.TempDir(), "ratings.csv")
@@ -248,16 +249,16 @@ func TestReaderMemory(t *testing.T) {
 	for _, parts := range []int{1, 3} {
 		for k := range parts {
 			before := allocated()
-			sh, err := readShare(path, k, parts, buf, nil)
+			sh, err := readShare(path, k, parts, 1, buf, nil)
 			grew := allocated() - before
 			if err != nil || sh.bad != nil {
 				t.Fatal(err, sh.bad)
 			}
-			t.Logf("locality %d of %d: allocated %d for %d ratings, range %d", k, parts, grew, len(sh.ratings), sh.rangeLen)
-			if limit := uint64(sh.rangeLen) + buf + 4096; grew > limit {
-				t.Errorf("locality %d of %d: the reader allocated %d bytes for %d ratings, more than its range of %d bytes and its buffer", k, parts, grew, len(sh.ratings), sh.rangeLen)
+			t.Logf("locality %d of %d: allocated %d for %d ratings, range %d", k, parts, grew, sh.count(), sh.rangeLen)
+			if limit := uint64(sh.rangeLen) + buf + 8192; grew > limit {
+				t.Errorf("locality %d of %d: the reader allocated %d bytes for %d ratings, more than its range of %d bytes and its buffer", k, parts, grew, sh.count(), sh.rangeLen)
 			}
-			if held := cap(sh.ratings) * 12; held > int(sh.rangeLen) {
+			if held := cap(sh.chunks[0]) * 12; held > int(sh.rangeLen) {
 				t.Errorf("locality %d of %d: %d bytes of ratings from a range of %d", k, parts, held, sh.rangeLen)
 			}
 		}
@@ -271,7 +272,8 @@ func TestReaderMemory(t *testing.T) {
 	}
 	t.Logf("whole file: allocated %d for %d ratings of %d bytes", grew, n, st.Size())
 	ids := uint64(shares[0].users+shares[0].items) * 8 * 4 // sets, tables, answers and the ids of locality 0
-	if limit := uint64(st.Size()) + readBuffer + 16*uint64(n) + ids + 1<<20; grew > limit {
+	ways := uint64(min(goruntime.GOMAXPROCS(0), int(st.Size()/readBuffer)+1)) // read buffers
+	if limit := uint64(st.Size()) + ways*readBuffer + 16*uint64(n) + ids + 1<<20; grew > limit {
 		t.Errorf("reading %d ratings (%d bytes) on one locality allocated %d bytes, more than %d", n, st.Size(), grew, limit)
 	}
 }
@@ -305,6 +307,64 @@ func TestCGNearExact(t *testing.T) {
 		for k := 1; k < len(cg.losses); k++ {
 			if !(cg.losses[k] <= cg.losses[k-1]) {
 				t.Errorf("%d localities: cg loss went up at iteration %d: %g after %g", n, k+1, cg.losses[k], cg.losses[k-1])
+			}
+		}
+	}
+}
+
+// TestReadShareWays: a locality's range read in 1 to 4 parts at once
+// gives the same ratings in the same order, the same line count, and the
+// same first bad line.
+func TestReadShareWays(t *testing.T) {
+	g := synthetic{users: 800, items: 300, density: 0.05, seed: 4}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ratings.csv")
+	if _, err := g.writeCSV(path, progress.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	badPath := filepath.Join(dir, "bad.csv")
+	const badAt = 5000 // 1-based line number of the bad line
+	bad := strings.Join(lines[:badAt-1], "") + "1,2,three,4\n" + strings.Join(lines[badAt-1:], "")
+	if err := os.WriteFile(badPath, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const buf = 4 << 10
+	for _, parts := range []int{1, 2} {
+		var want []triple
+		var wantLines int
+		for ways := 1; ways <= 4; ways++ {
+			var got []triple
+			lines := 0
+			for k := range parts {
+				sh, err := readShare(path, k, parts, ways, buf, nil)
+				if err != nil || sh.bad != nil {
+					t.Fatal(err, sh.bad)
+				}
+				if ways > 1 && len(sh.chunks) != ways {
+					t.Fatalf("%d ways: %d chunks", ways, len(sh.chunks))
+				}
+				for _, c := range sh.chunks {
+					got = append(got, c...)
+				}
+				lines += sh.lines
+			}
+			if ways == 1 {
+				want, wantLines = got, lines
+				continue
+			}
+			if !slices.Equal(got, want) || lines != wantLines {
+				t.Errorf("%d localities, %d ways: %d ratings in %d lines, one way reads %d in %d", parts, ways, len(got), lines, len(want), wantLines)
+			}
+		}
+		for ways := 1; ways <= 4; ways++ {
+			sh, err := readShare(badPath, 0, 1, ways, buf, nil)
+			if err != nil || sh.bad == nil || sh.badLine != badAt || !strings.Contains(sh.bad.msg, "column 3 (rating)") {
+				t.Errorf("%d ways: bad line %d (%v), want %d", ways, sh.badLine, sh.bad, badAt)
 			}
 		}
 	}

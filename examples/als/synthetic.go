@@ -145,7 +145,7 @@ func (g synthetic) generate(ctx context.Context, comm *runtime.Communicator, her
 	}
 	ph.Add(int64((u1 - u0) % 1024))
 	ph.Finish()
-	byUser, byItem, _, err := distribute(ctx, comm, here, parts, g.users, g.items, local)
+	byUser, byItem, _, err := distribute(ctx, comm, here, parts, g.users, g.items, [][]triple{local})
 	if err != nil {
 		return nil, err
 	}
