@@ -37,6 +37,9 @@ func fullGram(oto []float64, f int, reg float64) []float64 {
 	return a
 }
 
+// gatherLimit bounds the copy of a row's rated rows of O (float64s).
+const gatherLimit = 1 << 20
+
 // cgBlock solves rows [r0, r1) of s into out with p.cgSteps conjugate-
 // gradient steps each, starting from the rows of start (this block's rows
 // of the previous factors, local row r at r*f; nil: from zero). a is
@@ -48,6 +51,7 @@ func cgBlock(s *sparseRows, o, a, start []float64, p params, r0, r1 int, out []f
 	res := make([]float64, f) // residual b - A x
 	dir := make([]float64, f) // search direction
 	ad := make([]float64, f)  // A dir
+	var gathered []float64
 	for r := r0; r < r1; r++ {
 		cols, vals := s.row(r)
 		x := out[r*f : (r+1)*f]
@@ -57,12 +61,33 @@ func cgBlock(s *sparseRows, o, a, start []float64, p params, r0, r1 int, out []f
 		if start != nil {
 			copy(x, start[r*f:(r+1)*f])
 		}
+		// The row's rated rows of O, copied together: one pass of random
+		// reads, then four of sequential ones. (A row longer than
+		// gatherLimit reads O where it is.)
+		rowsOf, stride := o, cols
+		if n := len(cols) * f; n <= gatherLimit {
+			if cap(gathered) < n {
+				gathered = make([]float64, n)
+			}
+			gathered = gathered[:n]
+			for j, c := range cols {
+				copy(gathered[j*f:(j+1)*f], o[int(c)*f:(int(c)+1)*f])
+			}
+			rowsOf, stride = gathered, nil
+		}
+		oj := func(j int) []float64 {
+			if stride == nil {
+				return rowsOf[j*f : (j+1)*f]
+			}
+			c := int(stride[j])
+			return rowsOf[c*f : (c+1)*f]
+		}
 		// res = b - A x = Σ_j (1 + c_j - c_j o_j·x) o_j - (OᵀO + reg I) x,
 		// with c_j = alpha r_j.
 		impl.Dgemv(blas.NoTrans, f, f, -1, a, f, x, 1, 0, res, 1)
-		for j, c := range cols {
+		for j := range cols {
 			conf := p.alpha * float64(vals[j])
-			dotAxpy(o[int(c)*f:(int(c)+1)*f], x, res, 1+conf, -conf)
+			dotAxpy(oj(j), x, res, 1+conf, -conf)
 		}
 		copy(dir, res)
 		rr := floats.Dot(res, res)
@@ -72,8 +97,8 @@ func cgBlock(s *sparseRows, o, a, start []float64, p params, r0, r1 int, out []f
 			}
 			// ad = A dir = (OᵀO + reg I) dir + Σ_j c_j (o_j·dir) o_j.
 			impl.Dgemv(blas.NoTrans, f, f, 1, a, f, dir, 1, 0, ad, 1)
-			for j, c := range cols {
-				dotAxpy(o[int(c)*f:(int(c)+1)*f], dir, ad, 0, p.alpha*float64(vals[j]))
+			for j := range cols {
+				dotAxpy(oj(j), dir, ad, 0, p.alpha*float64(vals[j]))
 			}
 			step := rr / floats.Dot(dir, ad)
 			floats.AddScaled(x, step, dir)
