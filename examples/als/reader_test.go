@@ -271,7 +271,7 @@ func TestReaderMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("whole file: allocated %d for %d ratings of %d bytes", grew, n, st.Size())
-	ids := uint64(shares[0].users+shares[0].items) * 8 * 4 // sets, tables, answers and the ids of locality 0
+	ids := uint64(shares[0].users+shares[0].items) * 8 * 4                    // sets, tables, answers and the ids of locality 0
 	ways := uint64(min(goruntime.GOMAXPROCS(0), int(st.Size()/readBuffer)+1)) // read buffers
 	if limit := uint64(st.Size()) + ways*readBuffer + 16*uint64(n) + ids + 1<<20; grew > limit {
 		t.Errorf("reading %d ratings (%d bytes) on one locality allocated %d bytes, more than %d", n, st.Size(), grew, limit)
