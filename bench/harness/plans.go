@@ -330,7 +330,9 @@ func als(bin string, reps int) plan {
 	size, iters := setting("ALS_SIZE", "4800,4800,0.01"), str(count("ALS_ITER", 5))
 	args := []string{"--ratings", "{tmp}/ratings.csv", "--factors", "40", "--iterations", iters, "--regularization", "0.1", "--alpha", "40", "--seed", "1"}
 	tess := func(name, build string, n int, runFlags ...string) job {
-		j := run(name, n, runFlags, variant("als", build), args...)
+		// The exact solver: NumPy solves each row exactly too, and the
+		// losses must agree (the program's default, CG, approximates).
+		j := run(name, n, runFlags, variant("als", build), append(slices.Clone(args), "--solver", "exact")...)
 		j.parse = alsLines
 		return j
 	}
