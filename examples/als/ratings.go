@@ -164,7 +164,6 @@ func distribute(ctx context.Context, comm *runtime.Communicator, here, parts, us
 	for d := range parts {
 		if d != here {
 			blocks[d] = newExchangeBlock(nu[d], ni[d])
-			fill[d] = 0
 		}
 	}
 	itemFill := make([]int, parts)

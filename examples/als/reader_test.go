@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/internal/progress"
+	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -367,5 +370,40 @@ func TestReadShareWays(t *testing.T) {
 				t.Errorf("%d ways: bad line %d (%v), want %d", ways, sh.badLine, sh.bad, badAt)
 			}
 		}
+	}
+}
+
+// TestSummaryNamesUnrated: users and items without ratings are no error;
+// the summary line says how many get zero factors.
+func TestSummaryNamesUnrated(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	reg := runtime.NewRegistry()
+	acts := primitives.Register(reg, agas.New(reg))
+	job, err := runtime.StartLocal(ctx, 2, runtime.Config{Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := synthetic{users: 60, items: 400, density: 0.01, seed: 2} // most items unrated
+	p := testParams
+	p.solver, p.cgSteps, p.iterations = solverCG, 3, 1
+	var out [2]bytes.Buffer
+	err = job.Run(ctx, func(ctx context.Context, rt *runtime.Runtime) error {
+		return run(ctx, rt, acts, options{synthetic: g, params: p}, &out[rt.Here()])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdf := popularity(g.items)
+	rated := map[int32]bool{}
+	for u := range g.users {
+		items, _ := g.userRatings(u, cdf, nil, nil)
+		for _, i := range items {
+			rated[i] = true
+		}
+	}
+	want := fmt.Sprintf("(0 users and %d items without ratings get zero factors)", g.items-len(rated))
+	if !strings.Contains(out[0].String(), want) || !strings.Contains(out[0].String(), "solver cg, 3 steps") {
+		t.Errorf("locality 0 printed:\n%s\nwant a summary containing %q", out[0].String(), want)
 	}
 }
