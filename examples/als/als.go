@@ -255,6 +255,9 @@ func cholSolve(u []float64, f int, b []float64) {
 	}
 }
 
+// lossRows is how many users one task of loss sums over.
+const lossRows = 512
+
 // loss returns the objective ALS minimises,
 //
 //	Σ_{u,i} c_ui (p_ui - x_u·y_i)² + reg (|X|² + |Y|²),  c_ui = 1 + alpha r_ui, p_ui = [r_ui ≠ 0],
@@ -262,12 +265,15 @@ func cholSolve(u []float64, f int, b []float64) {
 // over every user-item pair, without forming the dense matrix:
 // Σ_{u,i} (x_u·y_i)² = ⟨XᵀX, YᵀY⟩, and the rated pairs add
 // 1 - 2 s + alpha r (1 - s)² with s = x_u·y_i. Each locality sums over its
-// users' ratings, in tasks over its lanes whose parts add up in row order;
-// one AllReduce adds the localities' parts.
+// users' ratings, in tasks of lossRows users over its lanes whose parts
+// add up in row order; one AllReduce adds the localities' parts.
 func loss(ctx context.Context, rt *runtime.Runtime, comm *runtime.Communicator, r *ratings, x, y, xtx, yty []float64, p params) (float64, error) {
 	f := p.factors
 	s := &r.byUser
-	runs := cut(s, f, rt.Counters().Lanes)
+	var runs [][2]int // fixed blocks, so that the sum does not depend on the lanes
+	for r0 := 0; r0 < s.rows(); r0 += lossRows {
+		runs = append(runs, [2]int{r0, min(r0+lossRows, s.rows())})
+	}
 	parts := make([]float64, len(runs))
 	var tasks []*runtime.Future[struct{}]
 	for k, run := range runs {
