@@ -5,89 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
-	goruntime "runtime"
 	"slices"
 
-	"github.com/tessera-amt/tessera/internal/progress"
 	"github.com/tessera-amt/tessera/runtime"
 )
-
-// readRatings reads a MovieLens ratings file on every locality, each
-// parsing its own byte range; maps the ids to dense indices in ascending
-// id order (see mapIDs) and distributes the ratings to the owners of their
-// users and items. Progress is shown on pc, for this locality's share.
-func readRatings(ctx context.Context, comm *runtime.Communicator, here, parts int, path string, pc progress.Config) (*ratings, error) {
-	var size int64
-	if st, err := os.Stat(path); err == nil {
-		size = st.Size()
-	}
-	lo, hi := byteRange(size, here, parts)
-	ph := progress.Start(pc, fmt.Sprintf("reading %s (locality %d's share)", filepath.Base(path), here), hi-lo, progress.Bytes)
-	sh, err := readShare(path, here, parts, goruntime.GOMAXPROCS(0), readBuffer, ph)
-	ph.Finish()
-	if err != nil {
-		return nil, fmt.Errorf("reading ratings %s on locality %d: %w", path, here, err)
-	}
-	// Every locality learns every other's line count (for line numbers),
-	// whether it found a bad line, and how many ratings it read.
-	bad := 0.0
-	if sh.bad != nil {
-		bad = 1
-	}
-	counts, err := comm.AllGather(ctx, []float64{float64(sh.lines), bad, float64(sh.count())}).Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	before, total, firstBad := 0, 0, -1
-	for d := range parts {
-		if d < here {
-			before += int(counts[3*d])
-		}
-		if firstBad < 0 && counts[3*d+1] != 0 {
-			firstBad = d
-		}
-		total += int(counts[3*d+2])
-	}
-	switch {
-	case sh.bad != nil:
-		return nil, errorAt(path, before+sh.badLine, sh.bad, here)
-	case firstBad >= 0:
-		return nil, afterPeer(ctx, comm, fmt.Errorf("ratings %s: locality %d found a bad line", path, firstBad))
-	case size == 0:
-		return nil, fmt.Errorf("ratings %s line 1: the file is empty (at column 1; read by locality %d)", path, here)
-	case total == 0:
-		return nil, fmt.Errorf("ratings %s line %d: no ratings, only a header (at column 1; read by locality 0)", path, int(counts[0])+1)
-	}
-	m, err := mapIDs(ctx, comm, here, parts, sh.chunks)
-	if err != nil {
-		return nil, fmt.Errorf("ratings %s: %w", path, err)
-	}
-	if m.users < parts || m.items < parts {
-		return nil, fmt.Errorf("ratings %s: %d users and %d items cannot be split over %d localities", path, m.users, m.items, parts)
-	}
-	local := sh.chunks
-	sh.chunks = nil
-	byUser, byItem, dup, err := distribute(ctx, comm, here, parts, m.users, m.items, local)
-	if err != nil {
-		return nil, fmt.Errorf("ratings %s: %w", path, err)
-	}
-	if err := agreeDuplicate(ctx, comm, here, m.items, dup, m.userIDs, m.itemIDs); err != nil {
-		return nil, fmt.Errorf("ratings %s: %w", path, err)
-	}
-	return &ratings{users: m.users, items: m.items, byUser: byUser, byItem: byItem, userIDs: m.userIDs, itemIDs: m.itemIDs}, nil
-}
-
-// afterPeer returns err once the locality that found the problem, which
-// reports it, has ended: this one waits for it at a barrier it never
-// joins, so that the job's error is the one that names the problem.
-func afterPeer(ctx context.Context, comm *runtime.Communicator, err error) error {
-	if _, berr := comm.Barrier(ctx).Get(ctx); berr != nil {
-		return fmt.Errorf("%w (%v)", err, berr)
-	}
-	return err
-}
 
 // idMap is the outcome of mapIDs.
 type idMap struct {
