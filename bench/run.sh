@@ -4,6 +4,9 @@
 #   bash bench/run.sh                          every section
 #   SECTIONS='als cannon' bash bench/run.sh    the sections whose names
 #                                              contain one of the words
+#   SECTIONS=als-large bash bench/run.sh       ALS at MovieLens-20M's scale
+#                                              (optional: only by its name;
+#                                              minutes and a 520 MB file)
 #   go run ./bench/harness -report             the report alone, from the
 #                                              result files
 #

@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,10 +59,11 @@ type phase struct {
 
 // A plan is one section's run.
 type plan struct {
-	name   string
-	phases []phase
-	unset  []string                   // variables removed from every job's environment
-	check  func(lines []string) error // of every kept line, after the run
+	name     string
+	phases   []phase
+	unset    []string                   // variables removed from every job's environment
+	check    func(lines []string) error // of every kept line, after the run
+	optional bool                       // runs only when SECTIONS names it exactly
 }
 
 // runner runs jobs and keeps what they print.
@@ -117,7 +119,7 @@ func runAll(bin, results string, words []string) []string {
 	header := headerLines(bin)
 	var failed []string
 	for _, p := range plans(bin) {
-		if !selected(p.name, words) {
+		if !chosen(p, words) {
 			continue
 		}
 		say("==== section %s", p.name)
@@ -127,6 +129,12 @@ func runAll(bin, results string, words []string) []string {
 		}
 	}
 	return failed
+}
+
+// chosen says whether words select p: an optional plan only when a word
+// is its name.
+func chosen(p plan, words []string) bool {
+	return selected(p.name, words) && (!p.optional || slices.Contains(words, p.name))
 }
 
 func selected(name string, words []string) bool {

@@ -110,7 +110,7 @@ func pyHas(module string) bool { return exec.Command(python, "-c", "import "+mod
 
 func plans(bin string) []plan {
 	reps := count("REPS", 3)
-	return []plan{spine(bin, reps), parcelports(reps), scaling(reps), cannon(bin, reps), retile(reps), als(bin, reps), conv1d(bin, reps), tracing(reps), spans(reps)}
+	return []plan{spine(bin, reps), parcelports(reps), scaling(reps), cannon(bin, reps), retile(reps), als(bin, reps), conv1d(bin, reps), tracing(reps), spans(reps), alsLarge(bin, reps)}
 }
 
 func spine(bin string, reps int) plan {
@@ -330,7 +330,9 @@ func als(bin string, reps int) plan {
 	size, iters := setting("ALS_SIZE", "4800,4800,0.01"), str(count("ALS_ITER", 5))
 	args := []string{"--ratings", "{tmp}/ratings.csv", "--factors", "40", "--iterations", iters, "--regularization", "0.1", "--alpha", "40", "--seed", "1"}
 	tess := func(name, build string, n int, runFlags ...string) job {
-		j := run(name, n, runFlags, variant("als", build), args...)
+		// The exact solver: NumPy solves each row exactly too, and the
+		// losses must agree (the program's default, CG, approximates).
+		j := run(name, n, runFlags, variant("als", build), append(slices.Clone(args), "--solver", "exact")...)
 		j.parse = alsLines
 		return j
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
@@ -21,7 +22,21 @@ type params struct {
 	reg        float64 // regularization
 	alpha      float64 // confidence per unit of rating
 	seed       uint64
+	solver     solver // how each row's normal equations are solved
+	cgSteps    int    // conjugate-gradient steps per row and half-step (solver cg)
 }
+
+// solver names a way to solve the rows' normal equations.
+type solver string
+
+const (
+	// solverCG takes cgSteps conjugate-gradient steps from the row's
+	// factors of the previous iteration (see cgBlock).
+	solverCG solver = "cg"
+	// solverExact forms each row's matrix and factorises it (see
+	// solveBlock): Listing 4's solve, done efficiently.
+	solverExact solver = "exact"
+)
 
 // factorisation is the result: the whole factor matrices (users x factors
 // and items x factors, row-major) as every locality holds them at the end,
@@ -55,7 +70,7 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 	for k := 1; k <= p.iterations; k++ {
 		start := time.Now()
 		yty := gram(y.Data, p.factors)
-		xl, err := solveRows(ctx, e.Runtime(), &r.byUser, y.Data, yty, p)
+		xl, err := solveRows(ctx, e.Runtime(), &r.byUser, y.Data, yty, out.x.Data, p)
 		if err != nil {
 			return nil, err
 		}
@@ -64,14 +79,14 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 			return nil, err
 		}
 		xtx := gram(x.Data, p.factors)
-		yl, err := solveRows(ctx, e.Runtime(), &r.byItem, x.Data, xtx, p)
+		yl, err := solveRows(ctx, e.Runtime(), &r.byItem, x.Data, xtx, y.Data, p)
 		if err != nil {
 			return nil, err
 		}
 		if y, err = gather(ctx, e, r.items, p.factors, yl); err != nil {
 			return nil, err
 		}
-		l, err := loss(ctx, comm, r, x.Data, y.Data, xtx, gram(y.Data, p.factors), p)
+		l, err := loss(ctx, e.Runtime(), comm, r, x.Data, y.Data, xtx, gram(y.Data, p.factors), p)
 		if err != nil {
 			return nil, err
 		}
@@ -103,8 +118,33 @@ func gram(w []float64, f int) []float64 {
 	return g
 }
 
-// rowsPerTask is how many rows one solve task takes.
-const rowsPerTask = 64
+// tasksPerLane is how many solve tasks a half-step makes per worker lane:
+// enough that rows of very different lengths still even out over the
+// lanes.
+const tasksPerLane = 8
+
+// cut splits the rows of s into runs of about equal work, the work of a
+// row being its ratings plus f (the part every row pays), into about
+// tasksPerLane runs per lane: the rows are solved as tasks, so one
+// locality solves on all its lanes (cores) at once. The cut depends on
+// the lanes, the result does not.
+func cut(s *sparseRows, f, lanes int) [][2]int {
+	total := s.nnz() + s.rows()*f
+	target := max(total/(tasksPerLane*max(lanes, 1)), 1)
+	var runs [][2]int
+	r0, work := 0, 0
+	for r := range s.rows() {
+		work += s.ptr[r+1] - s.ptr[r] + f
+		if work >= target {
+			runs = append(runs, [2]int{r0, r + 1})
+			r0, work = r+1, 0
+		}
+	}
+	if r0 < s.rows() {
+		runs = append(runs, [2]int{r0, s.rows()})
+	}
+	return runs
+}
 
 // solveRows solves, for every row of s (a user against the items, or an
 // item against the users), the normal equations of implicit ALS against
@@ -114,17 +154,27 @@ const rowsPerTask = 64
 //
 // the sums running over the row's ratings only. This is Listing 4's
 // (Oᵀ C O + OᵀO + reg I) x = Oᵀ (C + I) p with C = diag(alpha r): the
-// diagonal is never formed, and p is zero off the rated entries. The rows
-// are cut into tasks of rowsPerTask; each solve is a Cholesky
-// factorisation (the matrix is symmetric positive definite).
-func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto []float64, p params) ([]float64, error) {
+// diagonal is never formed, and p is zero off the rated entries. oto is
+// OᵀO (upper triangle); prev, the whole factor matrix of the rows from the
+// previous iteration (nil in the first), from which solver cg starts.
+// A row without ratings gets zero factors, the exact solution. The rows
+// are solved as tasks over all the locality's lanes (see cut).
+func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, prev []float64, p params) ([]float64, error) {
 	f := p.factors
 	out := make([]float64, s.rows()*f)
+	block := func(r0, r1 int) error { return solveBlock(s, o, oto, p, r0, r1, out) }
+	if p.solver != solverExact {
+		a := fullGram(oto, f, p.reg)
+		var start []float64
+		if prev != nil {
+			start = prev[s.first*f : (s.first+s.rows())*f]
+		}
+		block = func(r0, r1 int) error { cgBlock(s, o, a, start, p, r0, r1, out); return nil }
+	}
 	var tasks []*runtime.Future[struct{}]
-	for r0 := 0; r0 < s.rows(); r0 += rowsPerTask {
-		r1 := min(r0+rowsPerTask, s.rows())
+	for _, run := range cut(s, f, rt.Counters().Lanes) {
 		tasks = append(tasks, runtime.SpawnNamed(ctx, rt, "als.solve", func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, solveBlock(s, o, oto, p, r0, r1, out)
+			return struct{}{}, block(run[0], run[1])
 		}))
 	}
 	if _, err := runtime.WhenAll(tasks...).Get(ctx); err != nil {
@@ -160,7 +210,7 @@ func solveBlock(s *sparseRows, o, oto []float64, p params, r0, r1 int, out []flo
 		scaled = scaled[:len(cols)*f]
 		for j, c := range cols {
 			oj := o[int(c)*f : (int(c)+1)*f]
-			conf := p.alpha * vals[j]
+			conf := p.alpha * float64(vals[j])
 			w := math.Sqrt(conf)
 			dst := scaled[j*f : (j+1)*f]
 			for d, v := range oj {
@@ -205,6 +255,9 @@ func cholSolve(u []float64, f int, b []float64) {
 	}
 }
 
+// lossRows is how many users one task of loss sums over.
+const lossRows = 512
+
 // loss returns the objective ALS minimises,
 //
 //	Σ_{u,i} c_ui (p_ui - x_u·y_i)² + reg (|X|² + |Y|²),  c_ui = 1 + alpha r_ui, p_ui = [r_ui ≠ 0],
@@ -212,18 +265,38 @@ func cholSolve(u []float64, f int, b []float64) {
 // over every user-item pair, without forming the dense matrix:
 // Σ_{u,i} (x_u·y_i)² = ⟨XᵀX, YᵀY⟩, and the rated pairs add
 // 1 - 2 s + alpha r (1 - s)² with s = x_u·y_i. Each locality sums over its
-// users' ratings; one AllReduce adds the parts.
-func loss(ctx context.Context, comm *runtime.Communicator, r *ratings, x, y, xtx, yty []float64, p params) (float64, error) {
+// users' ratings, in tasks of lossRows users over its lanes whose parts
+// add up in row order; one AllReduce adds the localities' parts.
+func loss(ctx context.Context, rt *runtime.Runtime, comm *runtime.Communicator, r *ratings, x, y, xtx, yty []float64, p params) (float64, error) {
 	f := p.factors
-	part := 0.0
 	s := &r.byUser
-	for row := range s.rows() {
-		cols, vals := s.row(row)
-		xu := x[(s.first+row)*f : (s.first+row+1)*f]
-		for j, c := range cols {
-			sc := blas64.Dot(blas64.Vector{N: f, Inc: 1, Data: xu}, blas64.Vector{N: f, Inc: 1, Data: y[int(c)*f : (int(c)+1)*f]})
-			part += 1 - 2*sc + p.alpha*vals[j]*(1-sc)*(1-sc)
-		}
+	var runs [][2]int // fixed blocks, so that the sum does not depend on the lanes
+	for r0 := 0; r0 < s.rows(); r0 += lossRows {
+		runs = append(runs, [2]int{r0, min(r0+lossRows, s.rows())})
+	}
+	parts := make([]float64, len(runs))
+	var tasks []*runtime.Future[struct{}]
+	for k, run := range runs {
+		tasks = append(tasks, runtime.SpawnNamed(ctx, rt, "als.loss", func(ctx context.Context) (struct{}, error) {
+			part := 0.0
+			for row := run[0]; row < run[1]; row++ {
+				cols, vals := s.row(row)
+				xu := x[(s.first+row)*f : (s.first+row+1)*f]
+				for j, c := range cols {
+					sc := floats.Dot(xu, y[int(c)*f:(int(c)+1)*f])
+					part += 1 - 2*sc + p.alpha*float64(vals[j])*(1-sc)*(1-sc)
+				}
+			}
+			parts[k] = part
+			return struct{}{}, nil
+		}))
+	}
+	if _, err := runtime.WhenAll(tasks...).Get(ctx); err != nil {
+		return 0, err
+	}
+	part := 0.0
+	for _, v := range parts {
+		part += v
 	}
 	sum, err := comm.AllReduce(ctx, []float64{part}, runtime.ReduceSum).Get(ctx)
 	if err != nil {

@@ -19,8 +19,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// testParams are small enough for the dense reference.
-var testParams = params{factors: 5, iterations: 4, reg: 0.1, alpha: 2, seed: 7}
+// testParams are small enough for the dense reference, and solve exactly
+// as Listing 4 does.
+var testParams = params{factors: 5, iterations: 4, reg: 0.1, alpha: 2, seed: 7, solver: solverExact}
 
 // runLocal runs the program body on n in-process localities and returns
 // locality 0's factorisation.
@@ -303,6 +304,8 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"--synthetic", "10,10,0.1", "--regularization", "-1"}, "--regularization -1"},
 		{[]string{"--synthetic", "10,10,0.1", "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"--ratings", "r.csv", "--make-ratings", "x"}, "--make-ratings needs --synthetic"},
+		{[]string{"--ratings", "r.csv", "--solver", "lu"}, `--solver "lu": want cg or exact`},
+		{[]string{"--ratings", "r.csv", "--cg-steps", "0"}, "--cg-steps 0"},
 	}
 	for _, c := range bad {
 		var stderr bytes.Buffer
@@ -313,6 +316,13 @@ func TestParseOptions(t *testing.T) {
 	}
 	o, err := parseOptions([]string{"--synthetic", "100,50,0.05", "--factors", "8", "--alpha", "1.5"}, &bytes.Buffer{})
 	if err != nil || o.synthetic.users != 100 || o.factors != 8 || o.alpha != 1.5 || o.iterations != 5 {
+		t.Errorf("parsed %+v, %v", o, err)
+	}
+	if o.solver != solverCG || o.cgSteps != 3 {
+		t.Errorf("default solver %q with %d steps, want cg with 3", o.solver, o.cgSteps)
+	}
+	o, err = parseOptions([]string{"--ratings", "r.dat", "--solver", "exact", "--cg-steps", "5"}, &bytes.Buffer{})
+	if err != nil || o.solver != solverExact || o.cgSteps != 5 {
 		t.Errorf("parsed %+v, %v", o, err)
 	}
 }

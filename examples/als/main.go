@@ -10,21 +10,30 @@
 //
 //	(YᵀY + reg I + Yᵀ (C_u - I) Y) x_u = Yᵀ C_u p_u,   C_u = I + alpha diag(r_u)
 //
-// is built from the user's rated items alone: YᵀY + reg I is computed once
-// per half-step, Yᵀ (C_u - I) Y is a rank-k update (Syrk) with the k rated
-// rows of Y scaled by sqrt(alpha r_ui), and the right-hand side sums
-// (1 + alpha r_ui) y_i over the same rows; the symmetric positive definite
-// system is solved by Cholesky. Items likewise against X. The rows are
-// solved as tasks, rowsPerTask at a time.
+// is built from the user's rated items alone. Two solvers (--solver):
+//
+//   - cg (the default): a few conjugate-gradient steps per row
+//     (--cg-steps, 3), started from the row's factors of the previous
+//     iteration, the matrix applied without being formed: O(n f + f²) per
+//     step for a row of n ratings (see cg.go);
+//   - exact: YᵀY + reg I is computed once per half-step, Yᵀ (C_u - I) Y is
+//     a rank-k update (Syrk) with the k rated rows of Y scaled by
+//     sqrt(alpha r_ui), the right-hand side sums (1 + alpha r_ui) y_i over
+//     the same rows, and the system is solved by Cholesky: O(n f² + f³).
+//
+// The rows are solved as tasks over all of a locality's lanes.
 //
 // The loss printed after each iteration is the objective ALS minimises,
 // Σ over every (u, i) of c_ui (p_ui - x_u·y_i)² + reg (|X|² + |Y|²), computed
 // without the dense matrix (see loss).
 //
-// Input: a MovieLens ratings file (userId,movieId,rating[,timestamp], a
-// header line allowed; ids may be sparse and are mapped to dense indices
-// in ascending order), each locality parsing its own byte range of the
-// file; or --synthetic USERS,ITEMS,DENSITY, a seeded generator with
+// Input: a MovieLens ratings file, ml-20m/ml-25m's ratings.csv
+// (userId,movieId,rating[,timestamp] with a header line) or ml-1m/ml-10m's
+// ratings.dat (UserID::MovieID::Rating::Timestamp), told apart by the
+// first line; ids may be sparse and unsorted and are mapped to dense
+// indices in ascending order without gathering them in one place (see
+// mapIDs). Each locality parses its own byte range of the file; or
+// --synthetic USERS,ITEMS,DENSITY, a seeded generator with
 // long-tailed item popularity, each locality generating its own users.
 // Either way the ratings then go to the localities that own their user
 // and their item. Output: X.csv and Y.csv (id followed by the factors,
@@ -74,6 +83,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
 	var syn string
 	var seed uint64
+	var solverName string
 	fs.StringVar(&o.ratings, "ratings", "", "MovieLens ratings `file` (userId,movieId,rating,timestamp)")
 	fs.StringVar(&syn, "synthetic", "", "generate `USERS,ITEMS,DENSITY` ratings instead of reading a file")
 	fs.StringVar(&o.makeRatings, "make-ratings", "", "with --synthetic: write the ratings to `file` in MovieLens format and exit")
@@ -81,6 +91,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.iterations, "iterations", 5, "ALS iterations")
 	fs.Float64Var(&o.reg, "regularization", 0.1, "regularization weight")
 	fs.Float64Var(&o.alpha, "alpha", 40, "confidence per unit of rating")
+	fs.StringVar(&solverName, "solver", string(solverCG), "how each row's equations are solved: `cg` (conjugate gradient, warm-started) or exact (Cholesky)")
+	fs.IntVar(&o.cgSteps, "cg-steps", 3, "conjugate-gradient steps per row and half-step (--solver cg)")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the initial factors and the synthetic ratings")
 	fs.StringVar(&o.output, "output", "", "`directory` for X.csv and Y.csv (none: not written)")
 	fs.BoolVar(&o.quiet, "quiet", false, "show no progress of the input's generation, writing or reading")
@@ -88,6 +100,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	o.seed = seed
+	o.solver = solver(solverName)
 	switch {
 	case fs.NArg() > 0:
 		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -103,6 +116,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("--regularization %g: want a positive number", o.reg)
 	case !(o.alpha >= 0):
 		return options{}, fmt.Errorf("--alpha %g: want a number >= 0", o.alpha)
+	case o.solver != solverCG && o.solver != solverExact:
+		return options{}, fmt.Errorf("--solver %q: want cg or exact", solverName)
+	case o.cgSteps < 1:
+		return options{}, fmt.Errorf("--cg-steps %d: want at least 1", o.cgSteps)
 	}
 	if syn != "" {
 		s, err := parseSynthetic(syn, seed)
@@ -169,13 +186,21 @@ func run(ctx context.Context, rt *runtime.Runtime, acts *primitives.Actions, o o
 	if err != nil {
 		return fmt.Errorf("als on locality %d: %w", here, err)
 	}
-	nnz, err := comm.AllReduce(ctx, []float64{float64(r.byUser.nnz())}, runtime.ReduceSum).Get(ctx)
+	sums, err := comm.AllReduce(ctx, []float64{float64(r.byUser.nnz()), float64(r.byUser.empty()), float64(r.byItem.empty())}, runtime.ReduceSum).Get(ctx)
 	if err != nil {
 		return err
 	}
 	if lead {
-		fmt.Fprintf(stdout, "als: %d users x %d items, %d ratings, %d factors, %d localities; input ready in %.3f s\n",
-			r.users, r.items, int(nnz[0]), o.factors, parts, time.Since(start).Seconds())
+		unrated := ""
+		if sums[1] > 0 || sums[2] > 0 {
+			unrated = fmt.Sprintf(" (%d users and %d items without ratings get zero factors)", int(sums[1]), int(sums[2]))
+		}
+		solve := string(o.solver)
+		if o.solver == solverCG {
+			solve = fmt.Sprintf("cg, %d steps", o.cgSteps)
+		}
+		fmt.Fprintf(stdout, "als: %d users x %d items, %d ratings%s, %d factors, solver %s, %d localities; input ready in %.3f s\n",
+			r.users, r.items, int(sums[0]), unrated, o.factors, solve, parts, time.Since(start).Seconds())
 	}
 	start = time.Now()
 	f, err := als(ctx, e, comm, r, o.params, func(it iteration) {

@@ -177,7 +177,7 @@ func TestProcessHelpAndMakeRatings(t *testing.T) {
 	if err != nil {
 		t.Errorf("als --help: %v, want exit 0\n%s", err, out)
 	}
-	for _, flag := range []string{"-ratings", "-synthetic", "-make-ratings", "-quiet", "-iterations"} {
+	for _, flag := range []string{"-ratings", "-synthetic", "-make-ratings", "-quiet", "-iterations", "-solver", "-cg-steps"} {
 		if !strings.Contains(string(out), flag) {
 			t.Errorf("als --help does not list %s:\n%s", flag, out)
 		}
