@@ -1,6 +1,10 @@
 package primitives
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/tessera-amt/tessera/trace"
+)
 
 // Counters are one locality's figures of array traffic and array memory,
 // since its first Env was made (Env.Counters).
@@ -55,4 +59,15 @@ func (e *Env) track(bytes int64) {
 			return
 		}
 	}
+}
+
+// counterSource feeds one locality's array counters into its metrics
+// (runtime.Runtime.AddCounterSource: the Prometheus collector's
+// tessera_arrays_live, tessera_array_bytes_live and
+// tessera_array_agas_names); its tile table adds it when made.
+type counterSource struct{ t *tileTable }
+
+// FillCounters implements trace.CounterSource.
+func (c counterSource) FillCounters(snap *trace.Snapshot) {
+	snap.Arrays = &trace.ArrayCounters{Live: c.t.ctr.arrays.Load(), LiveBytes: c.t.ctr.live.Load(), AGASNames: c.t.ctr.named.Load()}
 }

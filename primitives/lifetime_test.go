@@ -39,23 +39,36 @@ func runSoak(t *testing.T, n int, body func(ctx context.Context, e *Env) error) 
 	}
 }
 
-// waitCollected collects garbage until this locality's live arrays, their
-// tile bytes and their AGAS names are back at base: every locality
-// dropped its handles of the arrays made since, and their cleanups ran.
-// It waits on the counters, collecting again between looks (another
-// locality's handles may become unreachable after this one's collection).
-func waitCollected(ctx context.Context, e *Env, base Counters) error {
+// memLevel is what a locality holds for its arrays: live arrays, their
+// tile bytes, their AGAS names, and the AGAS objects living there.
+type memLevel struct {
+	arrays, bytes, names int64
+	objects              int
+}
+
+func levelOf(e *Env) memLevel {
+	c := e.Counters()
+	return memLevel{c.LiveArrays, c.LiveArrayBytes, c.AGASNames, e.acts.agas.Counters(e.rt).LiveObjects}
+}
+
+// waitCollected collects garbage until this locality's arrays, their tile
+// bytes, their AGAS names and its AGAS objects are back at base: every
+// locality dropped its handles of the arrays made since, and their
+// cleanups ran. It waits on the counters, collecting again between looks
+// (another locality's handles may become unreachable after this one's
+// collection).
+func waitCollected(ctx context.Context, e *Env, base memLevel) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute) // a bound for a hang, before the job's
 	defer cancel()
 	for {
 		goruntime.GC()
-		c := e.Counters()
-		if c.LiveArrays == base.LiveArrays && c.LiveArrayBytes == base.LiveArrayBytes && c.AGASNames == base.AGASNames {
+		l := levelOf(e)
+		if l == base {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("locality %d: %d live arrays of %d bytes and %d AGAS names, want %d, %d and %d: unreachable arrays were not reclaimed",
-				e.Locality(), c.LiveArrays, c.LiveArrayBytes, c.AGASNames, base.LiveArrays, base.LiveArrayBytes, base.AGASNames)
+			return fmt.Errorf("locality %d: %d live arrays of %d bytes, %d AGAS names and %d AGAS objects, want %d, %d, %d and %d: unreachable arrays were not reclaimed",
+				e.Locality(), l.arrays, l.bytes, l.names, l.objects, base.arrays, base.bytes, base.names, base.objects)
 		}
 		if err := pause(ctx, e, time.Millisecond); err != nil && ctx.Err() == nil {
 			return err
@@ -95,7 +108,7 @@ func TestUnreachableArraysAreReclaimed(t *testing.T) {
 		t.Run(fmt.Sprintf("%d-localities", n), func(t *testing.T) {
 			var heapWarm, heapEnd uint64
 			runSoak(t, n, func(ctx context.Context, e *Env) error {
-				base := e.Counters()
+				base := levelOf(e)
 				var wantX, wantD []float64
 				for i := range iterations {
 					x, d, err := soakRound(ctx, e, n)
@@ -146,7 +159,7 @@ func TestFetchRacesReclamation(t *testing.T) {
 	const rounds = 60
 	shape := []int{64, 16}
 	runSoak(t, 2, func(ctx context.Context, e *Env) error {
-		base := e.Counters()
+		base := levelOf(e)
 		for i := range rounds {
 			global := globalData(shape, uint64(i), float64(i), float64(i)+1)
 			name := fmt.Sprintf("race%d", i)
@@ -184,5 +197,34 @@ func TestFetchRacesReclamation(t *testing.T) {
 			}
 		}
 		return waitCollected(ctx, e, base)
+	})
+}
+
+// A slice of a tile that the program kept (Local) stays the array's data
+// after the array was dropped without Release: its memory is left to the
+// collector, not reused by the next tiles (released memory is poisoned,
+// so reuse would show).
+func TestLocalSliceOutlivesItsDroppedArray(t *testing.T) {
+	runSoak(t, 2, func(ctx context.Context, e *Env) error {
+		base := levelOf(e)
+		x, err := Random(ctx, e, []int{64, 32}, Layout{}, 3).Get(ctx)
+		if err != nil {
+			return err
+		}
+		local := x.Local()
+		want := slices.Clone(local)
+		x = nil
+		if err := waitCollected(ctx, e, base); err != nil {
+			return err
+		}
+		for range 4 { // tiles of the same size, which would reuse it
+			if _, err := Random(ctx, e, []int{64, 32}, Layout{}, 4).Get(ctx); err != nil {
+				return err
+			}
+		}
+		if !slices.Equal(local, want) {
+			return fmt.Errorf("locality %d: the tile kept with Local changed after its array was reclaimed", e.Locality())
+		}
+		return nil
 	})
 }

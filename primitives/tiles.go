@@ -85,6 +85,7 @@ func (acts *Actions) tableOf(rt *runtime.Runtime) *tileTable {
 	if t == nil {
 		t = newTileTable()
 		acts.tables[rt] = t
+		rt.AddCounterSource(counterSource{t})
 	}
 	return t
 }
