@@ -228,3 +228,37 @@ func TestLocalSliceOutlivesItsDroppedArray(t *testing.T) {
 		return nil
 	})
 }
+
+// A locality that fails holding arrays fails the job as before: the
+// others, which dropped theirs, wait for no release from it.
+func TestJobFailsWithALocalityHoldingArrays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	reg := runtime.NewRegistry()
+	acts := Register(reg, agas.New(reg))
+	job, err := runtime.StartLocal(ctx, 2, runtime.Config{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(ctx, func(ctx context.Context, rt *runtime.Runtime) error {
+		e, err := NewEnv(rt, acts)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		x, err := Random(ctx, e, []int{16, 8}, Layout{Name: "held"}, 1).Get(ctx)
+		if err != nil {
+			return err
+		}
+		if e.Locality() == 1 {
+			return fmt.Errorf("locality 1 gives up holding %s", x.Name())
+		}
+		x = nil
+		goruntime.GC()
+		<-ctx.Done() // the job's end, which locality 1's failure brings
+		return ctx.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), "locality 1 gives up holding held/0") {
+		t.Fatalf("the job ended with %v, want locality 1's error", err)
+	}
+}

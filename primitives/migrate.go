@@ -214,7 +214,9 @@ func TileLocality(ctx context.Context, a *Array, tile int) (int, error) {
 		return 0, e.errorf(op, "array %s of generation %d has no tile %d: it has %d, one per locality", a.ann.Name, a.ann.Generation, tile, len(a.ann.Tiling.Tiles))
 	}
 	if tile != e.Locality() {
-		return runtime.Async(ctx, e.rt.Locality(uint32(tile)), e.acts.where, a.ann.FullName()).Get(ctx)
+		at, err := runtime.Async(ctx, e.rt.Locality(uint32(tile)), e.acts.where, a.ann.FullName()).Get(ctx)
+		goruntime.KeepAlive(a) // not released before the home answered
+		return at, err
 	}
 	e.tiles.mu.Lock()
 	gid := a.gid
