@@ -19,7 +19,9 @@ import (
 //
 // The count lives with the object (it migrates with it), so AddRef and
 // Release travel like calls. Using a GID after its object was freed is an
-// error wrapping ErrFreed on the caller's future.
+// error wrapping ErrFreed on the caller's future. A freed object leaves
+// nothing behind on its home: an object the home made and no longer has
+// an owner for is the freed one, so a long job's freeing costs no memory.
 
 // AddRef takes one more reference to gid's object.
 func (s *Service) AddRef(ctx context.Context, rt *runtime.Runtime, gid GID) error {

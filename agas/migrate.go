@@ -149,8 +149,7 @@ func (s *Service) serveRebind(ctx context.Context, req rebindReq) (struct{}, err
 	if req.To == noOwner {
 		delete(l.owners, req.GID)
 		delete(l.cache, req.GID)
-		delete(l.moved, req.GID)
-		l.freed[req.GID] = struct{}{}
+		delete(l.moved, req.GID) // freed: no owner any more (madeHere)
 		return struct{}{}, nil
 	}
 	if _, here := l.objects[req.GID]; !here {

@@ -103,6 +103,14 @@ func (l *local) add(v any) GID {
 	return gid
 }
 
+// madeHere reports whether gid is an object this locality created: its
+// home is here and its number was handed out. Such an object without an
+// entry in owners was freed, so the home keeps nothing per freed object.
+// l.mu is held.
+func (l *local) madeHere(gid GID) bool {
+	return gid.Home() == l.rt.Here() && gid.Seq() >= 1 && gid.Seq() <= l.seq
+}
+
 // whereIs says where a call for gid, which does not live here, should go.
 // The home knows for certain: the owner it was told of, or that the object
 // was freed or never made. Elsewhere, a locality the object left points
@@ -112,7 +120,7 @@ func (l *local) whereIs(gid GID) (uint32, error) {
 		if owner, ok := l.owners[gid]; ok && owner != l.rt.Here() {
 			return owner, nil
 		}
-		if _, ok := l.freed[gid]; ok {
+		if _, ok := l.owners[gid]; !ok && l.madeHere(gid) {
 			return 0, fmt.Errorf("%w: %v", ErrFreed, gid)
 		}
 		if _, ok := l.owners[gid]; ok {
@@ -244,8 +252,7 @@ func (s *Service) serveFree(ctx context.Context, gid GID) (struct{}, error) {
 	l.mu.Lock()
 	delete(l.objects, gid)
 	if gid.Home() == rt.Here() {
-		delete(l.owners, gid)
-		l.freed[gid] = struct{}{}
+		delete(l.owners, gid) // freed: made here and no owner (madeHere)
 	} else {
 		l.moved[gid] = gid.Home() // the home says it is freed
 	}

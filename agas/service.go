@@ -60,13 +60,12 @@ type local struct {
 	names *nameTable
 
 	mu      sync.Mutex
-	seq     uint64           // objects created here so far
-	objects map[GID]*object  // objects living here
-	owners  map[GID]uint32   // for objects homed here: where each lives now
-	moved   map[GID]uint32   // objects that left: where they went
-	cache   map[GID]uint32   // resolution cache: owner as last known
-	sendSeq map[GID]uint64   // calls sent from here to each object
-	freed   map[GID]struct{} // homed here and freed
+	seq     uint64          // objects created here so far
+	objects map[GID]*object // objects living here
+	owners  map[GID]uint32  // for objects homed here: where each lives now
+	moved   map[GID]uint32  // objects that left: where they went
+	cache   map[GID]uint32  // resolution cache: owner as last known
+	sendSeq map[GID]uint64  // calls sent from here to each object
 
 	resolutions, cacheHits, cacheMisses, forwarded, migrations atomic.Uint64
 }
@@ -84,7 +83,6 @@ func (s *Service) local(rt *runtime.Runtime) *local {
 			moved:   make(map[GID]uint32),
 			cache:   make(map[GID]uint32),
 			sendSeq: make(map[GID]uint64),
-			freed:   make(map[GID]struct{}),
 		}
 		s.locals[rt] = l
 		// Its counters go into the locality's metrics (metrics.go).

@@ -18,7 +18,20 @@ import (
 // the tile's held block (annotate.Tile.Halo, which is the owned block when
 // the tiling has no overlap). An Array is not changed after a primitive
 // returns it; primitives make new arrays.
+//
+// An *Array is the program's handle on the array: once no code of this
+// locality can reach it, this locality releases the array as Release does
+// (see the package documentation, Lifetime).
 type Array struct {
+	*arrayState
+}
+
+// arrayState is an array as this locality's runtime knows it: what the
+// tile table, the tile's AGAS component and the primitives reading it
+// refer to. Nothing of it refers to the Array handle, so that the handle
+// becomes unreachable when the program drops it and its cleanup releases
+// the state (Env.handle).
+type arrayState struct {
 	ann  annotate.Annotation
 	data []float64
 
@@ -26,7 +39,18 @@ type Array struct {
 	gid      agas.GID                  // this locality's tile's AGAS component
 	gids     atomic.Pointer[tileGIDs]  // other tiles' components, learned when they moved
 	named    *runtime.Future[struct{}] // its AGAS name's registration
-	released atomic.Bool               // by this locality (Release)
+	released atomic.Bool               // by this locality: Release, or the handle unreachable
+
+	// This locality tells every locality it released the array
+	// (announced) once none of its fetches from the array's tiles is on
+	// its way (fetching): so no tile is dropped under a fetch.
+	fetching  atomic.Int64
+	announced atomic.Bool
+	// byRelease: released by Array.Release, whose caller keeps no slice
+	// of the tile; exposed: Local, Dense or View handed the tile's memory
+	// out. A tile exposed and not released by Release is left to the
+	// collector rather than reused (reclaim).
+	byRelease, exposed atomic.Bool
 
 	// The tile's memory goes back to the runtime (mem released) once
 	// the array is dropped and no primitive reads it (see pin).
@@ -122,11 +146,11 @@ func NewArray(e *Env, shape []int, l Layout, local []float64) (*Array, error) {
 	if want := ann.Local().Halo.Size(); len(local) != want {
 		return nil, e.errorf("NewArray", "array %s: tile %v holds %d elements, got %d", ann.FullName(), ann.Local().Halo, want, len(local))
 	}
-	a := &Array{ann: ann, data: local}
-	if err := e.publish("NewArray", a); err != nil {
+	s := &arrayState{ann: ann, data: local}
+	if err := e.publish("NewArray", s); err != nil {
 		return nil, err
 	}
-	return a, nil
+	return e.handle(s), nil
 }
 
 // FromGlobal returns this locality's part of a new array of the given
@@ -169,12 +193,13 @@ func (a *Array) Local() []float64 {
 	if a.released.Load() {
 		panic(a.usedAfterRelease("Local"))
 	}
+	a.exposed.Store(true)
 	return a.data
 }
 
 // usedAfterRelease is the error of a look at a released array's memory.
 func (a *Array) usedAfterRelease(op string) error {
-	return fmt.Errorf("primitives: %s on locality %d: array %s was released: %w", op, a.ann.Locality, a.Name(), runtime.ErrTileReleased)
+	return fmt.Errorf("primitives: %s on locality %d: array %s of generation %d was released: %w", op, a.ann.Locality, a.Name(), a.ann.Generation, runtime.ErrTileReleased)
 }
 
 // LocalBlock returns the global spans of the tile Local holds (the held
@@ -199,12 +224,13 @@ func (a *Array) Dense() (*mat.Dense, error) {
 	if b.Empty() {
 		return nil, fmt.Errorf("primitives: Dense of array %s: the tile %v is empty", a.Name(), b)
 	}
+	a.exposed.Store(true)
 	return mat.NewDense(b[0].Len(), b[1].Len(), a.data), nil
 }
 
 // ownedData returns the owned elements of the tile, row-major: Local
 // itself when the tile has no overlap, a copy otherwise.
-func (a *Array) ownedData() []float64 {
+func (a *arrayState) ownedData() []float64 {
 	t := a.ann.Local()
 	if t.Owned.Equal(t.Halo) {
 		return a.data

@@ -1,6 +1,10 @@
 package primitives
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/tessera-amt/tessera/trace"
+)
 
 // Counters are one locality's figures of array traffic and array memory,
 // since its first Env was made (Env.Counters).
@@ -16,15 +20,19 @@ type Counters struct {
 	// lives (the asking locality then fetches from there directly).
 	FetchesForwarded uint64
 	// LiveArrayBytes is the memory of the tiles of this locality's arrays
-	// made and not yet released (Array.Release); PeakArrayBytes is its
-	// highest value.
+	// made and not yet dropped (released by every locality: Array.Release
+	// or the handle unreachable); PeakArrayBytes is its highest value.
 	LiveArrayBytes, PeakArrayBytes int64
+	// LiveArrays counts those arrays; AGASNames counts the names of their
+	// tiles registered in AGAS (/array/<name>/<generation>/<locality>, the
+	// arrays something fetched from) and not yet removed.
+	LiveArrays, AGASNames int64
 }
 
 // counters are the Env's atomic counters behind Counters.
 type counters struct {
 	bytesFetched, blocksFetched, bytesServed, fetchesForwarded atomic.Uint64
-	live, peak                                                 atomic.Int64
+	live, peak, arrays, named                                  atomic.Int64
 }
 
 // Counters returns a snapshot of the Env's counters.
@@ -36,6 +44,8 @@ func (e *Env) Counters() Counters {
 		FetchesForwarded: e.tiles.ctr.fetchesForwarded.Load(),
 		LiveArrayBytes:   e.tiles.ctr.live.Load(),
 		PeakArrayBytes:   e.tiles.ctr.peak.Load(),
+		LiveArrays:       e.tiles.ctr.arrays.Load(),
+		AGASNames:        e.tiles.ctr.named.Load(),
 	}
 }
 
@@ -49,4 +59,15 @@ func (e *Env) track(bytes int64) {
 			return
 		}
 	}
+}
+
+// counterSource feeds one locality's array counters into its metrics
+// (runtime.Runtime.AddCounterSource: the Prometheus collector's
+// tessera_arrays_live, tessera_array_bytes_live and
+// tessera_array_agas_names); its tile table adds it when made.
+type counterSource struct{ t *tileTable }
+
+// FillCounters implements trace.CounterSource.
+func (c counterSource) FillCounters(snap *trace.Snapshot) {
+	snap.Arrays = &trace.ArrayCounters{Live: c.t.ctr.arrays.Load(), LiveBytes: c.t.ctr.live.Load(), AGASNames: c.t.ctr.named.Load()}
 }

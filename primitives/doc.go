@@ -76,17 +76,39 @@
 // the same on every locality. A name given in a Layout must not be in use
 // on the locality.
 //
-// Lifetime: Array.Release says this locality is done with an array (every
-// primitive reading it has its result ready here). Every locality releases
-// (SPMD); each tells the others with one small parcel, and a tile is
-// dropped — table, AGAS name and component, LiveArrayBytes — once its
-// locality has released it and heard from all the others, so a fast
-// locality keeps serving slower ones. Arrays never released live until the
-// runtime ends; long programs release what they are done with.
+// Lifetime: an array is reclaimed once no locality needs it, without the
+// program calling anything. Each locality releases its part when its
+// program calls Array.Release or when no code of the locality can reach
+// the *Array any more: the *Array is a thin handle over the array's state
+// (annotation, tile, pins) which the tile table, the AGAS component and
+// the fetch actions refer to — never the handle — and a cleanup on the
+// handle (runtime.AddCleanup) releases the state once the collector finds
+// the handle unreachable. A primitive pins the arrays it reads, which keeps
+// their handles reachable until it is done; futures holding an array keep
+// it too. Releasing tells the others with one small parcel (SPMD: every
+// locality releases, explicitly or by dropping it), and a tile is dropped
+// — table, AGAS name and component, memory — once its locality has
+// released it and heard from all the others, so a fast locality keeps
+// serving slower ones. A locality sends its release only once its own
+// fetches from the array are in, so no tile is dropped under a fetch; a
+// fetch or primitive on an array released on the locality fails naming
+// the array, its generation and the locality (Local panics). A job whose
+// locality dies fails as before; nothing waits for releases.
+//
+// Release is optional: it makes the return prompt (the collector runs
+// when the Go heap grows, and tiles in shared memory do not count there)
+// and gives the tile's memory back for reuse at once; releasing twice,
+// or Release then the cleanup, does nothing more. A tile whose memory the
+// program was given (Local, Dense, View) and which was not released by
+// Release may still be read through such a slice: its memory is left to
+// the collector rather than reused (a shared-memory tile then stays
+// mapped until the process ends; Release it).
 //
 // Env.Counters gives the locality's BytesFetched, BlocksFetched,
-// BytesServed and FetchesForwarded (of its tiles that had moved), and
-// LiveArrayBytes/PeakArrayBytes (tiles made and not yet dropped).
+// BytesServed and FetchesForwarded (of its tiles that had moved),
+// LiveArrays and LiveArrayBytes/PeakArrayBytes (arrays made and not yet
+// dropped, their tiles' memory) and AGASNames (their tiles' names in
+// AGAS).
 //
 // # Primitives
 //

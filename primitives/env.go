@@ -92,7 +92,8 @@ func NewEnv(rt *runtime.Runtime, acts *Actions) (*Env, error) {
 
 // Close releases the communicator. Collectives already issued finish;
 // primitives called later that need one fail. The locality's tiles are
-// still served to other localities' fetches until the runtime ends.
+// still served to other localities' fetches until every locality released
+// their arrays (or the runtime ends).
 func (e *Env) Close() { e.comm.Close() }
 
 // Runtime returns the runtime the Env was created on.

@@ -85,9 +85,9 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 		return acts.forward(ctx, rt, a, f)
 	}
 	if !a.hold() {
-		return nil, fmt.Errorf("fetch_block on locality %d: array %s was released by every locality", rt.Here(), f.Name)
+		return nil, fmt.Errorf("fetch_block on locality %d: array %s was released by every locality", rt.Here(), describeArray(f.Name))
 	}
-	defer a.unpin()
+	defer a.unhold()
 	// The reply's memory: the runtime sends it, nobody gives it back.
 	out := runtime.NewTile(rt, f.Block.Size(), runtime.TileOptions{Uncleared: true}).Float64s()
 	copyBlock(out, f.Block, a.data, h, f.Block)
@@ -98,7 +98,7 @@ func (acts *Actions) fetchAction(ctx context.Context, f fetchArgs) ([]float64, e
 // forward passes a fetch of a's tile, whose component moved, on to where it
 // lives, and tells the asking locality the tile's GID. a.gid is set (by
 // Env.name, under the table's lock, before the caller read it).
-func (acts *Actions) forward(ctx context.Context, rt *runtime.Runtime, a *Array, f fetchArgs) ([]float64, error) {
+func (acts *Actions) forward(ctx context.Context, rt *runtime.Runtime, a *arrayState, f fetchArgs) ([]float64, error) {
 	acts.tableOf(rt).ctr.fetchesForwarded.Add(1)
 	r := agas.ReadInto(ctx, acts.agas, rt, a.gid, acts.read, fetchArgs{Name: f.Name, Block: f.Block, From: rt.Here()}, nil)
 	var learnt *runtime.Future[struct{}]
@@ -238,12 +238,18 @@ func wrapFetch(e *Env, op string, err error) error {
 // tile moved (see migrate.go).
 func (e *Env) fetchInto(ctx context.Context, a *Array, from int, block annotate.Block, dst []float64) *runtime.Future[[]float64] {
 	args := fetchArgs{Name: a.ann.FullName(), Block: block, From: e.rt.Here()}
+	// Counted until the reply is in: this locality's release of a waits
+	// for it, so the tile is not dropped under the fetch.
+	if !a.startFetch() {
+		return runtime.MakeFailed[[]float64](e.errorf("fetch", "array %s of generation %d was released on this locality before its fetch from locality %d", a.Name(), a.ann.Generation, from))
+	}
 	var f *runtime.Future[[]float64]
 	if gid := a.learnedGID(from); gid != 0 {
 		f = agas.ReadInto(ctx, e.acts.agas, e.rt, gid, e.acts.read, args, dst)
 	} else {
 		f = runtime.AsyncInto(ctx, e.rt.Locality(uint32(from)), e.acts.fetch, args, dst)
 	}
+	f = runtime.Finally(f, a.endFetch)
 	return runtime.Then(ctx, f, func(_ context.Context, v []float64) ([]float64, error) {
 		if len(v) != block.Size() {
 			return nil, fmt.Errorf("array %s: fetch of block %v from locality %d returned %d elements, want %d", a.Name(), block, from, len(v), block.Size())

@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -42,7 +43,7 @@ type tileComponent struct {
 	Held  annotate.Block // the block Data holds, row-major
 	Data  []float64
 
-	arr *Array // on the home, the Array whose memory Data is; nil after a move
+	arr *arrayState // on the home, the Array whose memory Data is; nil after a move
 }
 
 // MarshalParcel implements runtime.ParcelMarshaler: the description in
@@ -113,9 +114,9 @@ func (acts *Actions) readTile(ctx context.Context, c *tileComponent, f fetchArgs
 		// The home's component is the Array's memory: keep it from
 		// going back to the runtime while it is copied.
 		if !c.arr.hold() {
-			return nil, fmt.Errorf("fetch_tile on locality %d: array %s was released by every locality", rt.Here(), c.Name)
+			return nil, fmt.Errorf("fetch_tile on locality %d: array %s was released by every locality", rt.Here(), describeArray(c.Name))
 		}
-		defer c.arr.unpin()
+		defer c.arr.unhold()
 	}
 	// The reply's memory: the runtime sends it, nobody gives it back.
 	out := runtime.NewTile(rt, f.Block.Size(), runtime.TileOptions{Uncleared: true}).Float64s()
@@ -154,9 +155,12 @@ func MigrateTile(ctx context.Context, a *Array, tile, dest int) error {
 		return err
 	}
 	if tile == e.Locality() {
-		return e.migrateOwn(ctx, a, dest)
+		err := e.migrateOwn(ctx, a.arrayState, dest)
+		goruntime.KeepAlive(a) // released only after the move
+		return err
 	}
 	err := runtime.Async(ctx, e.rt.Locality(uint32(tile)), e.acts.migrate, tileMove{Name: a.ann.FullName(), Dest: dest}).Err(ctx)
+	goruntime.KeepAlive(a)
 	if err != nil {
 		return e.wrap(op, fmt.Errorf("tile %d of array %s of generation %d to locality %d: %w", tile, a.ann.Name, a.ann.Generation, dest, err))
 	}
@@ -164,15 +168,15 @@ func MigrateTile(ctx context.Context, a *Array, tile, dest int) error {
 }
 
 // migrateOwn moves this locality's tile of a to dest.
-func (e *Env) migrateOwn(ctx context.Context, a *Array, dest int) error {
+func (e *Env) migrateOwn(ctx context.Context, a *arrayState, dest int) error {
 	const op = "MigrateTile"
 	e.name(a)
-	released := e.errorf(op, "tile %d of array %s (%s of generation %d) was released", e.Locality(), a.Name(), a.ann.Name, a.ann.Generation)
+	released := e.errorf(op, "tile %d of array %s (%s of generation %d) was released", e.Locality(), a.ann.FullName(), a.ann.Name, a.ann.Generation)
 	// The home's component is the Array's memory: keep it while it travels.
 	if !a.hold() {
 		return released
 	}
-	defer a.unpin()
+	defer a.unhold()
 	if a.gid == 0 { // released before anything named it
 		return released
 	}
@@ -210,7 +214,9 @@ func TileLocality(ctx context.Context, a *Array, tile int) (int, error) {
 		return 0, e.errorf(op, "array %s of generation %d has no tile %d: it has %d, one per locality", a.ann.Name, a.ann.Generation, tile, len(a.ann.Tiling.Tiles))
 	}
 	if tile != e.Locality() {
-		return runtime.Async(ctx, e.rt.Locality(uint32(tile)), e.acts.where, a.ann.FullName()).Get(ctx)
+		at, err := runtime.Async(ctx, e.rt.Locality(uint32(tile)), e.acts.where, a.ann.FullName()).Get(ctx)
+		goruntime.KeepAlive(a) // not released before the home answered
+		return at, err
 	}
 	e.tiles.mu.Lock()
 	gid := a.gid
@@ -315,7 +321,7 @@ func (acts *Actions) gidAction(ctx context.Context, g tileGID) (struct{}, error)
 
 // learnedGID returns the GID of tile `tile` of a if this locality learned
 // it (the tile moved), else 0. Most arrays have none: one atomic load.
-func (a *Array) learnedGID(tile int) agas.GID {
+func (a *arrayState) learnedGID(tile int) agas.GID {
 	g := a.gids.Load()
 	if g == nil {
 		return 0
@@ -324,7 +330,7 @@ func (a *Array) learnedGID(tile int) agas.GID {
 }
 
 // learnGID records that tile `tile` of a is the AGAS component gid.
-func (a *Array) learnGID(tile int, gid agas.GID) {
+func (a *arrayState) learnGID(tile int, gid agas.GID) {
 	for {
 		if g := a.gids.Load(); g != nil {
 			g.set(tile, gid)

@@ -160,6 +160,7 @@ func (a *Array) View(b annotate.Block) (View, error) {
 	for d := range b {
 		end += (b[d].Len() - 1) * strides[d]
 	}
+	a.exposed.Store(true)
 	return View{Block: b.Clone(), Data: a.data[off:end:end], Strides: strides}, nil
 }
 

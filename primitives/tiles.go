@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,22 +34,24 @@ import (
 // times the cost of a small element-wise primitive
 // (BenchmarkMakeAndRelease).
 //
-// An array lives until every locality has released it (Array.Release):
-// each locality's Release tells the others with one small parcel
-// (array_release), and a tile is dropped — out of the table, its AGAS name
+// An array lives until every locality has released it: by Array.Release,
+// or by the cleanup of its handle once the program cannot reach it (the
+// table, the component and the actions hold the arrayState, never the
+// handle). Each locality's release tells the others with one small parcel
+// (array_release), sent once none of its fetches from the array is on its
+// way, and a tile is dropped — out of the table, its AGAS name
 // unregistered and its component freed, LiveArrayBytes lowered — once its
 // locality has released it and heard from all the others. So a locality
-// that releases early still serves the fetches of slower ones. Arrays
-// nobody releases stay until the runtime ends: long programs release the
-// arrays they are done with.
+// that releases early still serves the fetches of slower ones.
 //
 // A primitive's result owns its tile's memory as a runtime.Tile, which a
 // dropped array releases: the memory goes back to its runtime, and the
 // next tile of the same size a primitive makes reuses it (runtime.NewTile):
-// a loop that releases its results touches no fresh memory. Every primitive pins the arrays it reads (Array.pin) and a
-// fetch_block holds the tile it copies from (Array.hold), so memory goes
-// back only once nothing reads it, even when a program releases an array
-// too early. The tiles of NewArray are the caller's memory and never go
+// a loop that drops its results touches no fresh memory (unless it looked
+// at their memory, see reclaim). Every primitive pins the arrays it reads
+// (Array.pin) and a fetch_block holds the tile it copies from
+// (arrayState.hold), so memory goes back only once nothing reads it, even
+// when a program releases an array too early. The tiles of NewArray are the caller's memory and never go
 // back.
 
 // tileTable is one locality's published tiles, shared by the actions that
@@ -64,10 +67,10 @@ type tileTable struct {
 // tileEntry is one array's tile on this locality, or the releases of other
 // localities heard before this locality made it.
 type tileEntry struct {
-	a        *Array                     // nil until made here
-	released bool                       // by this locality
-	others   int                        // releases heard from other localities
-	waiters  []func(*Array, error) bool // fetches that came before a
+	a        *arrayState                     // nil until made here
+	released bool                            // by this locality
+	others   int                             // releases heard from other localities
+	waiters  []func(*arrayState, error) bool // fetches that came before a
 }
 
 func newTileTable() *tileTable {
@@ -82,6 +85,7 @@ func (acts *Actions) tableOf(rt *runtime.Runtime) *tileTable {
 	if t == nil {
 		t = newTileTable()
 		acts.tables[rt] = t
+		rt.AddCounterSource(counterSource{t})
 	}
 	return t
 }
@@ -89,7 +93,7 @@ func (acts *Actions) tableOf(rt *runtime.Runtime) *tileTable {
 // tile returns a future of the array named full, ready once it is
 // published in t (now or later). Waiting on it gives the worker lane back,
 // so fetches that arrive before the array is made hold no lane.
-func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Array] {
+func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*arrayState] {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	en := t.entries[full]
@@ -100,7 +104,7 @@ func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Arra
 		en = &tileEntry{}
 		t.entries[full] = en
 	}
-	f, fulfil := runtime.NewPromise[*Array](rt)
+	f, fulfil := runtime.NewPromise[*arrayState](rt)
 	en.waiters = append(en.waiters, fulfil)
 	return f
 }
@@ -112,17 +116,26 @@ func (t *tileTable) tile(rt *runtime.Runtime, full string) *runtime.Future[*Arra
 // dropped. It fails when an array of the same full name is live on this
 // locality.
 func (e *Env) newArray(op string, ann annotate.Annotation, data []float64) (*Array, error) {
-	a := &Array{ann: ann, data: data, mem: runtime.AdoptTile(e.rt, data)}
-	if err := e.publish(op, a); err != nil {
+	s := &arrayState{ann: ann, data: data, mem: runtime.AdoptTile(e.rt, data)}
+	if err := e.publish(op, s); err != nil {
 		return nil, err
 	}
-	return a, nil
+	return e.handle(s), nil
+}
+
+// handle returns the program's handle on the published array s: once the
+// handle is unreachable, the collector runs s's release, as Release does.
+// The cleanup runs on its own goroutine, as a release may wait to send
+// its parcels.
+func (e *Env) handle(s *arrayState) *Array {
+	a := &Array{s}
+	goruntime.AddCleanup(a, func(s *arrayState) { go s.release() }, s)
+	return a
 }
 
 // publish puts a's tile into this locality's table and fulfils the fetches
-// that waited for it. An array made otherwise than by newArray (a literal
-// Array) is published by the first primitive that fetches from it (adopt).
-func (e *Env) publish(op string, a *Array) error {
+// that waited for it.
+func (e *Env) publish(op string, a *arrayState) error {
 	full := a.ann.FullName()
 	t := e.tiles
 	t.mu.Lock()
@@ -148,58 +161,114 @@ func (e *Env) publish(op string, a *Array) error {
 		w(a, nil)
 	}
 	e.track(int64(8 * len(a.data)))
+	t.ctr.arrays.Add(1)
 	return nil
 }
 
-// adopt checks that x can be fetched from: live, published on this
-// locality (publishing it if it was made otherwise than by newArray) and
+// adopt checks that x can be fetched from: live, published by e, and
 // named in AGAS. Primitives that fetch from an array adopt it on every
 // locality; fetch_block names the tile it serves too.
 func (e *Env) adopt(op string, x *Array) error {
 	if err := x.live(e, op); err != nil {
 		return err
 	}
-	switch owner := x.env.Load(); {
-	case owner == nil:
-		if err := e.publish(op, x); err != nil {
-			return err
-		}
-	case owner != e:
-		return e.errorf(op, "array %s belongs to another Env", x.Name())
+	if owner := x.env.Load(); owner != e {
+		return e.errorf(op, "array %s of generation %d belongs to another Env", x.Name(), x.ann.Generation)
 	}
-	e.name(x)
+	e.name(x.arrayState)
 	return nil
 }
 
 // name registers a's tile in AGAS, once: a tileComponent over a's memory
 // (agas.Create, local) named /array/<name>/<generation>/<locality> (a
 // future nobody waits for).
-func (e *Env) name(a *Array) {
+func (e *Env) name(a *arrayState) {
 	t := e.tiles
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if a.named != nil || a.released.Load() {
+	if a.named != nil || a.dropped.Load() {
 		return
 	}
 	h := a.ann.Local().Halo
 	a.gid = agas.Create(e.acts.agas, e.rt, &tileComponent{
 		Name: a.ann.FullName(), Tile: e.Locality(), Shape: a.ann.Tiling.Shape, Held: h, Data: a.data, arr: a,
 	})
-	a.named = e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+a.ann.FullName(), a.gid, uint32(e.Locality()))
+	reg := e.acts.agas.RegisterWithBasename(context.Background(), e.rt, "array/"+a.ann.FullName(), a.gid, uint32(e.Locality()))
+	// Counted once registered (Counters.AGASNames), before the drop,
+	// which waits for a.named, takes the name away.
+	a.named = runtime.Then(context.Background(), reg, func(context.Context, struct{}) (struct{}, error) {
+		t.ctr.named.Add(1)
+		return struct{}{}, nil
+	})
 }
 
-// Release says this locality is done with the array: every primitive that
-// reads it has its result ready here. Every locality releases an array it
-// is done with (SPMD, like the calls that made it); the tile is dropped
-// once all have, so a slow locality's fetches are still served, and its
-// memory reused by the tiles primitives make next (slices from Local,
-// Dense and View must not be used after Release). It does not block.
-// Later fetches and primitives on the array fail; a second Release does
-// nothing.
+// Release says this locality is done with the array now: every
+// primitive that reads it has its result ready here. It is optional: an
+// array whose handle no code of this locality can reach any more is
+// released the same way by the collector (see the package documentation,
+// Lifetime); Release only makes it prompt, and makes the tile's memory
+// reusable at once by the tiles primitives make next, so slices from
+// Local, Dense and View must not be used after it. Every locality releases
+// an array (SPMD: explicitly or by dropping it); the tile is dropped once
+// all have, so a slow locality's fetches are still served. It does not
+// block. Later fetches and primitives on the array fail, naming it; a
+// second Release does nothing.
 func (a *Array) Release() {
-	e := a.env.Load()
-	if e == nil || !a.released.CompareAndSwap(false, true) {
+	if a == nil || a.arrayState == nil {
 		return
+	}
+	a.byRelease.Store(true)
+	a.release()
+}
+
+// release marks the array released on this locality — Release, or the
+// cleanup of its unreachable handle, which no primitive pins (pin keeps
+// the handle reachable) — and announces it once no fetch of this
+// locality from the array is on its way (endFetch announces otherwise).
+// Only the first release of an array does anything.
+func (a *arrayState) release() {
+	if !a.released.CompareAndSwap(false, true) {
+		return
+	}
+	if a.fetching.Load() == 0 {
+		a.announce()
+	}
+}
+
+// startFetch counts a fetch of this locality from one of the array's
+// tiles; it reports false, counting nothing, once the array is released
+// here: a later fetch could reach a tile already dropped.
+func (a *arrayState) startFetch() bool {
+	// Counted before the check: a release after the check sees it.
+	a.fetching.Add(1)
+	if a.released.Load() {
+		a.endFetch()
+		return false
+	}
+	return true
+}
+
+// endFetch ends a fetch counted by startFetch, once its reply (or error)
+// is in: the last one announces a release made meanwhile, on its own
+// goroutine (it runs where a future becomes ready, and sending may wait).
+func (a *arrayState) endFetch() {
+	if a.fetching.Add(-1) == 0 && a.released.Load() && !a.announced.Load() {
+		go a.announce()
+	}
+}
+
+// announce tells every locality, this one included, that this locality is
+// done with the array, once: a small array_release parcel to each other
+// locality.
+func (a *arrayState) announce() {
+	e := a.env.Load()
+	if e == nil || !a.announced.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case <-e.rt.Done():
+		return // the runtime ended: nobody serves or fetches any more
+	default:
 	}
 	full := a.ann.FullName()
 	for l := range e.Size() {
@@ -234,10 +303,11 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 	var named *runtime.Future[struct{}]
 	if en.a != nil {
 		named = en.a.named
+		en.a.dropped.Store(true) // under the lock: name sees it
 	}
 	t.mu.Unlock()
 	for _, w := range en.waiters {
-		w(nil, fmt.Errorf("array %s was released by every locality before locality %d made it", full, rt.Here()))
+		w(nil, fmt.Errorf("array %s was released by every locality before locality %d made it", describeArray(full), rt.Here()))
 	}
 	a := en.a
 	if a == nil {
@@ -245,9 +315,9 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 	}
 	e := a.env.Load()
 	e.track(-int64(8 * len(a.data)))
-	a.dropped.Store(true)
+	t.ctr.arrays.Add(-1)
 	if a.pins.Load() == 0 {
-		a.reclaim(e)
+		a.reclaim()
 	}
 	if named == nil {
 		return
@@ -257,8 +327,19 @@ func (acts *Actions) released(rt *runtime.Runtime, full string, here bool) {
 		if _, err := acts.agas.Unregister(ctx, rt, "array/"+full, uint32(e.Locality())).Get(ctx); err != nil {
 			return struct{}{}, err
 		}
+		t.ctr.named.Add(-1)
 		return struct{}{}, acts.agas.Free(ctx, rt, a.gid)
 	})
+}
+
+// describeArray names the array of full name "name/generation" in errors:
+// "array name of generation g".
+func describeArray(full string) string {
+	i := strings.LastIndexByte(full, '/')
+	if i < 0 {
+		return full
+	}
+	return full[:i] + " of generation " + full[i+1:]
 }
 
 // releaseAction is the array_release action: another locality released the
@@ -274,7 +355,7 @@ func (acts *Actions) releaseAction(ctx context.Context, full string) (struct{}, 
 
 // published reports whether the array's tile is in this locality's tile
 // table: made and not yet dropped.
-func (a *Array) published() bool {
+func (a *arrayState) published() bool {
 	e := a.env.Load()
 	if e == nil {
 		return false
@@ -329,19 +410,26 @@ func baseName(name string) string {
 // pin reports an error when a is nil or was released on this locality;
 // otherwise it keeps a's tile from going back to the runtime until the
 // caller calls unpin. A primitive pins the arrays it reads for as long as
-// it reads them.
+// it reads them, which keeps the handle reachable until unpin: its cleanup
+// cannot release the array under the primitive.
 func (a *Array) pin(e *Env, op string) error {
-	if a == nil {
+	if a == nil || a.arrayState == nil {
 		return e.errorf(op, "nil array")
 	}
-	// Counted before the check: a drop after the check sees the pin
-	// (Release marks the array released before its drop).
+	// Counted before the check: a release after the check sees the pin
+	// (release marks the array released before it looks at the pins).
 	a.pins.Add(1)
 	if err := a.live(e, op); err != nil {
-		a.unpin()
+		a.unhold()
 		return err
 	}
 	return nil
+}
+
+// unpin ends a pin, keeping the handle reachable until then.
+func (a *Array) unpin() {
+	a.unhold()
+	goruntime.KeepAlive(a)
 }
 
 // pinBoth pins x and y (see pin), or neither.
@@ -356,21 +444,23 @@ func pinBoth(e *Env, op string, x, y *Array) error {
 	return nil
 }
 
-// hold keeps a's tile from going back to the runtime until unpin, unless
+// hold keeps a's tile from going back to the runtime until unhold, unless
 // it was dropped already (false). A fetch_block holds the tile it serves:
 // the array may be released on this locality and still be fetched from.
-func (a *Array) hold() bool {
+func (a *arrayState) hold() bool {
 	a.pins.Add(1)
 	if a.dropped.Load() {
-		a.unpin()
+		a.unhold()
 		return false
 	}
 	return true
 }
 
-func (a *Array) unpin() {
+// unhold ends a pin or a hold: the last one gives a dropped tile's
+// memory back.
+func (a *arrayState) unhold() {
 	if a.pins.Add(-1) == 0 && a.dropped.Load() {
-		a.reclaim(a.env.Load())
+		a.reclaim()
 	}
 }
 
@@ -391,20 +481,28 @@ func (e *Env) tileToSet(n int) []float64 {
 }
 
 // reclaim releases the tile of a dropped array, once, when a primitive
-// made it: its memory goes back to the runtime.
-func (a *Array) reclaim(*Env) {
-	if a.mem != nil && a.reclaimed.CompareAndSwap(false, true) {
-		a.mem.Release()
+// made it: its memory goes back to the runtime for reuse — unless the
+// program may still hold a slice of it: Local, Dense or View handed it
+// out and the array was not released by Release but found unreachable.
+// That memory is left to the collector (a shared-memory tile stays
+// mapped until the process ends).
+func (a *arrayState) reclaim() {
+	if a.mem == nil || !a.reclaimed.CompareAndSwap(false, true) {
+		return
 	}
+	if a.exposed.Load() && !a.byRelease.Load() {
+		return
+	}
+	a.mem.Release()
 }
 
 // live reports an error when the array was released on this locality.
 func (a *Array) live(e *Env, op string) error {
-	if a == nil {
+	if a == nil || a.arrayState == nil {
 		return e.errorf(op, "nil array")
 	}
 	if a.released.Load() {
-		return e.errorf(op, "array %s was released", a.Name())
+		return e.errorf(op, "array %s of generation %d was released", a.Name(), a.ann.Generation)
 	}
 	return nil
 }

@@ -164,3 +164,16 @@ func firstSched[T any](fs []*Future[T]) *scheduler {
 	}
 	return nil
 }
+
+// Finally returns a future ready when f is, with f's value or error, once
+// fn ran: for what must follow f however it ends (count a call done, give
+// something back). fn runs where f becomes ready, so it must not block.
+func Finally[T any](f *Future[T], fn func()) *Future[T] {
+	out := newFuture[T](f.sched)
+	f.onReady(func() {
+		v, err := f.result()
+		fn()
+		out.set(v, err)
+	})
+	return out
+}

@@ -91,9 +91,10 @@
 //
 // Metrics and spans: NewCollector is a prometheus.Collector over one
 // locality's counters (a Snapshot filled by a CounterSource — the runtime,
-// which adds AGAS's): tessera_tasks_total, tessera_parcels_sent_total with
-// the label peer, tessera_agas_cache_hits_total and the rest, each with the
-// label locality. Programs register it with their own
+// which adds AGAS's and the distributed arrays'): tessera_tasks_total,
+// tessera_parcels_sent_total with the label peer,
+// tessera_agas_cache_hits_total, tessera_arrays_live and the rest, each
+// with the label locality. Programs register it with their own
 // prometheus.Registerer (runtime.Config.Metrics) or let each locality serve
 // /metrics (runtime.Config.MetricsAddr, TESSERA_METRICS_ADDR,
 // `tessera run --metrics-addr`); nothing registers globally. SpanHook is

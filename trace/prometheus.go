@@ -21,7 +21,8 @@ type Snapshot struct {
 	BytesLent       uint64 // shared memory lent to localities on this machine, not copied
 	BytesBorrowed   uint64 // shared memory other localities lent here
 	Peers           []PeerTraffic
-	AGAS            *AGASCounters // nil: no AGAS on this locality
+	AGAS            *AGASCounters  // nil: no AGAS on this locality
+	Arrays          *ArrayCounters // nil: no distributed arrays on this locality
 }
 
 // PeerTraffic is the parcel traffic with one peer locality.
@@ -43,6 +44,14 @@ type AGASCounters struct {
 	Forwarded   uint64 // calls passed on to where their object went
 	Migrations  uint64 // objects that left the locality
 	LiveObjects int    // objects living on the locality now
+}
+
+// ArrayCounters is the memory of one locality's distributed arrays: those
+// made and not yet reclaimed (released by every locality).
+type ArrayCounters struct {
+	Live      int64 // arrays
+	LiveBytes int64 // their tiles' memory
+	AGASNames int64 // their tiles' names registered in AGAS
 }
 
 // CounterSource fills a Snapshot with what it counts. The runtime gives
@@ -102,6 +111,14 @@ var (
 		{metricDef{"tessera_agas_migrations_total", "Objects that migrated away from the locality.", prometheus.CounterValue}, func(a *AGASCounters) float64 { return float64(a.Migrations) }},
 		{metricDef{"tessera_agas_live_objects", "AGAS objects living on the locality.", prometheus.GaugeValue}, func(a *AGASCounters) float64 { return float64(a.LiveObjects) }},
 	}
+	arrayMetrics = []struct {
+		metricDef
+		value func(*ArrayCounters) float64
+	}{
+		{metricDef{"tessera_arrays_live", "Distributed arrays made on the locality and not yet reclaimed.", prometheus.GaugeValue}, func(a *ArrayCounters) float64 { return float64(a.Live) }},
+		{metricDef{"tessera_array_bytes_live", "Bytes of the locality's tiles of those arrays.", prometheus.GaugeValue}, func(a *ArrayCounters) float64 { return float64(a.LiveBytes) }},
+		{metricDef{"tessera_array_agas_names", "Names of the locality's tiles of those arrays registered in AGAS.", prometheus.GaugeValue}, func(a *ArrayCounters) float64 { return float64(a.AGASNames) }},
+	}
 )
 
 // Collector exports a locality's counters to Prometheus. Every metric has
@@ -110,8 +127,8 @@ var (
 // localities of one process can share a registry, since their label
 // differs.
 type Collector struct {
-	src                  CounterSource
-	locality, peer, agas []*prometheus.Desc
+	src                          CounterSource
+	locality, peer, agas, arrays []*prometheus.Desc
 }
 
 // NewCollector returns the collector of locality's counters, read from
@@ -128,12 +145,15 @@ func NewCollector(locality uint32, src CounterSource) *Collector {
 	for _, m := range agasMetrics {
 		c.agas = append(c.agas, prometheus.NewDesc(m.name, m.help, nil, labels))
 	}
+	for _, m := range arrayMetrics {
+		c.arrays = append(c.arrays, prometheus.NewDesc(m.name, m.help, nil, labels))
+	}
 	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, ds := range [][]*prometheus.Desc{c.locality, c.peer, c.agas} {
+	for _, ds := range [][]*prometheus.Desc{c.locality, c.peer, c.agas, c.arrays} {
 		for _, d := range ds {
 			ch <- d
 		}
@@ -141,7 +161,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector. The AGAS metrics appear once
-// the source reports AGAS counters.
+// the source reports AGAS counters, the array metrics once it reports
+// array counters.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	var s Snapshot
 	c.src.FillCounters(&s)
@@ -157,6 +178,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if s.AGAS != nil {
 		for i, m := range agasMetrics {
 			ch <- prometheus.MustNewConstMetric(c.agas[i], m.kind, m.value(s.AGAS))
+		}
+	}
+	if s.Arrays != nil {
+		for i, m := range arrayMetrics {
+			ch <- prometheus.MustNewConstMetric(c.arrays[i], m.kind, m.value(s.Arrays))
 		}
 	}
 }
