@@ -100,12 +100,14 @@ func TestRunReportsRootCauseOnce(t *testing.T) {
 		t.Errorf("the cause is printed %d times, want once", n)
 	}
 	lines := launcherLines(t, stderr, "abc")
-	re := regexp.MustCompile(`^locality (\d) failed in main: als on locality (\d): ` + regexp.QuoteMeta(cause) + `$`)
+	// The reader adds where in the line and which locality read it.
+	re := regexp.MustCompile(`^locality (\d) failed in main: als on locality (\d): ` + regexp.QuoteMeta(cause) +
+		` \(at column 3 of the line; read by locality (\d)\)$`)
 	if len(lines) != 2 {
 		t.Fatalf("the launcher printed %d lines, want 2:\n%s", len(lines), stderr)
 	}
 	m := re.FindStringSubmatch(lines[0])
-	if m == nil || m[1] != m[2] {
+	if m == nil || m[1] != m[2] || m[1] != m[3] {
 		t.Fatalf("first line %q, want the cause and the locality that failed; stderr:\n%s", lines[0], stderr)
 	}
 	if want := fmt.Sprintf("3 other localities stopped because locality %s failed", m[1]); lines[1] != want {
