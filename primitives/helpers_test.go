@@ -26,11 +26,19 @@ var testKinds = []annotate.Kind{annotate.Row, annotate.Column, annotate.Page, an
 // array's data.
 func runJob(t *testing.T, n int, body func(ctx context.Context, e *Env) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	runJobWith(t, n, 20*time.Second, runtime.Config{PoisonReleased: true}, body)
+}
+
+// runJobWith is runJob with a bound on the whole job (generous: it only
+// catches a hang) and a Config of the test's (its Registry is set here).
+func runJobWith(t *testing.T, n int, limit time.Duration, cfg runtime.Config, body func(ctx context.Context, e *Env) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	reg := runtime.NewRegistry()
 	acts := Register(reg, agas.New(reg))
-	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg, PoisonReleased: true})
+	cfg.Registry = reg
+	job, err := runtime.StartLocal(ctx, n, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

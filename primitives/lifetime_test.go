@@ -18,25 +18,7 @@ import (
 // loops below: generous, it only catches a hang.
 func runSoak(t *testing.T, n int, body func(ctx context.Context, e *Env) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	reg := runtime.NewRegistry()
-	acts := Register(reg, agas.New(reg))
-	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg, PoisonReleased: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = job.Run(ctx, func(ctx context.Context, rt *runtime.Runtime) error {
-		e, err := NewEnv(rt, acts)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		return body(ctx, e)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runJobWith(t, n, 3*time.Minute, runtime.Config{PoisonReleased: true}, body)
 }
 
 // memLevel is what a locality holds for its arrays: live arrays, their

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -202,25 +201,7 @@ func (w *issueWatch) TaskResume(runtime.TaskInfo) {}
 // runWatchedJob is runJob with obs watching every locality's tasks.
 func runWatchedJob(t *testing.T, n int, obs runtime.TaskObserver, body func(ctx context.Context, e *Env) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	reg := runtime.NewRegistry()
-	acts := Register(reg, agas.New(reg))
-	job, err := runtime.StartLocal(ctx, n, runtime.Config{Registry: reg, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = job.Run(ctx, func(ctx context.Context, rt *runtime.Runtime) error {
-		e, err := NewEnv(rt, acts)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		return body(ctx, e)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runJobWith(t, n, 20*time.Second, runtime.Config{Observer: obs}, body)
 }
 
 // An input that fails on one locality only cancels the reservation: every
