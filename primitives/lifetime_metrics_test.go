@@ -2,6 +2,7 @@ package primitives
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
+	"github.com/tessera-amt/tessera/trace"
 )
 
 // A locality's metrics include its live arrays, their tile bytes and
@@ -70,6 +72,12 @@ func TestArrayCountersInTheLocalityMetrics(t *testing.T) {
 		if e.Locality() == 0 {
 			check = testutil.GatherAndCompare(prom, strings.NewReader(metrics(1, 4*4*8, 1)), names...)
 		}
+		// rt.Counters says the same as the collector.
+		if c := rt.Counters(); c.Arrays == nil || c.Arrays.Live != 1 || c.Arrays.LiveBytes != 4*4*8 || c.Arrays.AGASNames != 1 {
+			check = errors.Join(check, fmt.Errorf("locality %d's rt.Counters().Arrays with the array live: %+v, want 1 array, 128 bytes, 1 name", rt.Here(), c.Arrays))
+		} else if c.AGAS == nil || c.AGAS.LiveObjects < 1 {
+			check = errors.Join(check, fmt.Errorf("locality %d's rt.Counters().AGAS with a tile live: %+v", rt.Here(), c.AGAS))
+		}
 		if _, err := Sum(ctx, e, x).Get(ctx); err != nil {
 			return err
 		}
@@ -86,6 +94,9 @@ func TestArrayCountersInTheLocalityMetrics(t *testing.T) {
 		// Locality 1 drops its tile once it hears of locality 0's release.
 		for {
 			err := testutil.GatherAndCompare(prom, strings.NewReader(metrics(0, 0, 0)), names...)
+			if c := rt.Counters(); err == nil && (c.Arrays == nil || *c.Arrays != trace.ArrayCounters{}) {
+				err = fmt.Errorf("rt.Counters().Arrays after the array was dropped: %+v", c.Arrays)
+			}
 			if err == nil {
 				return nil
 			}

@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/tessera-amt/tessera/parcel"
+import (
+	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tessera-amt/tessera/trace"
+)
 
 // Counters is a snapshot of a locality's performance counters. They are
 // atomics updated as the runtime works; reading them costs a few loads.
@@ -17,11 +20,18 @@ type Counters struct {
 	BytesLent     uint64 // bytes of shared memory lent to localities on this machine (Channel.Lend), not copied
 	BytesBorrowed uint64 // bytes of shared memory other localities lent here
 	Peers         []parcel.PeerCounters
+	// What the counter sources added with AddCounterSource count: AGAS's
+	// work and objects (agas adds it), the distributed arrays' memory
+	// (primitives adds it). Nil when no source counts it.
+	AGAS   *trace.AGASCounters
+	Arrays *trace.ArrayCounters
 }
 
 // Counters returns the locality's counters now.
 func (rt *Runtime) Counters() Counters {
 	pending := rt.pending.len()
+	var s trace.Snapshot
+	rt.fillSources(&s)
 	return Counters{
 		Locality:      rt.here,
 		TasksSpawned:  rt.sched.spawned.Load(),
@@ -35,5 +45,7 @@ func (rt *Runtime) Counters() Counters {
 		BytesLent:     rt.shared.lentBytes.Load(),
 		BytesBorrowed: rt.shared.borrowedBytes.Load(),
 		Peers:         rt.port.Counters(),
+		AGAS:          s.AGAS,
+		Arrays:        s.Arrays,
 	}
 }

@@ -26,7 +26,7 @@ type metrics struct {
 // fillCounters fills s (the runtime's trace.CounterSource, as
 // trace.CounterFunc(rt.fillCounters)): the locality's counters (Counters),
 // its traffic with each peer, and what the sources added with
-// AddCounterSource count.
+// AddCounterSource count (Counters holds those too).
 func (rt *Runtime) fillCounters(s *trace.Snapshot) {
 	c := rt.Counters()
 	s.TasksSpawned, s.TasksExecuted, s.TaskYields = c.TasksSpawned, c.TasksExecuted, c.TaskYields
@@ -38,6 +38,12 @@ func (rt *Runtime) fillCounters(s *trace.Snapshot) {
 		s.Peers[i] = trace.PeerTraffic{Peer: p.Peer, ParcelsSent: p.ParcelsSent, BytesSent: p.BytesSent,
 			ParcelsReceived: p.ParcelsReceived, BytesReceived: p.BytesReceived, QueueLength: p.QueueLen, Writes: p.Writes}
 	}
+	s.AGAS, s.Arrays = c.AGAS, c.Arrays
+}
+
+// fillSources fills s with what the sources added with AddCounterSource
+// count.
+func (rt *Runtime) fillSources(s *trace.Snapshot) {
 	rt.metrics.mu.Lock()
 	sources := rt.metrics.sources
 	rt.metrics.mu.Unlock()

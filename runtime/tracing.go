@@ -130,6 +130,12 @@ func (rt *Runtime) startSampler() {
 			s.ParcelsSent += p.ParcelsSent
 			s.BytesSent += p.BytesSent
 		}
+		if c.Arrays != nil {
+			s.LiveArrays, s.ArrayBytes = c.Arrays.Live, c.Arrays.LiveBytes
+		}
+		if c.AGAS != nil {
+			s.AGASObjects = c.AGAS.LiveObjects
+		}
 		return s
 	})
 }

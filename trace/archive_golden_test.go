@@ -52,7 +52,8 @@ func writeGoldenRun(t *testing.T, dir string) string {
 		lane(2, func(l *laneLog) {
 			for i, ts := range []uint64{1100, 3100} {
 				values := []OTF2MetricValue{DoubleMetric(12.345 * float64(i+1)), U64Metric(123_456_789 + uint64(i)),
-					U64Metric(uint64(2 - i)), U64Metric(uint64(loc)), U64Metric(0), U64Metric(1_000_001 * uint64(i)), U64Metric(4_000_000_123 * uint64(i))}
+					U64Metric(uint64(2 - i)), U64Metric(uint64(loc)), U64Metric(0), U64Metric(1_000_001 * uint64(i)), U64Metric(4_000_000_123 * uint64(i)),
+					U64Metric(uint64(3 + i)), U64Metric(8_192 * uint64(3+i)), U64Metric(uint64(5 + i))}
 				for ref, v := range values {
 					l.metric(ts, uint32(ref), v)
 				}

@@ -17,6 +17,9 @@ type RuntimeSample struct {
 	ParcelsQueued int    // parcels waiting for a connection's writer
 	ParcelsSent   uint64 // since the start
 	BytesSent     uint64 // since the start
+	LiveArrays    int64  // distributed arrays made here and not yet reclaimed
+	ArrayBytes    int64  // their tiles' memory
+	AGASObjects   int    // objects living in AGAS on the locality (tiles among them)
 }
 
 // SampleMetrics returns the sampler's metrics. Each is a metric class of
@@ -40,6 +43,9 @@ func SampleMetrics() []OTF2MetricMemberDef {
 		{Name: "Parcels queued", Description: "parcels waiting to be written to a connection", Unit: "parcels"},
 		{Name: "Parcels sent", Description: "parcels sent since the start", Unit: "parcels"},
 		{Name: "Bytes sent", Description: "bytes sent since the start", Unit: "bytes"},
+		{Name: "Live arrays", Description: "distributed arrays made on the locality and not yet reclaimed", Unit: "arrays"},
+		{Name: "Live array bytes", Description: "the memory of the live arrays' tiles", Unit: "bytes"},
+		{Name: "AGAS objects", Description: "objects living in AGAS on the locality, tiles among them", Unit: "objects"},
 	}
 	for i := range ms {
 		ms[i].Mode = OTF2MetricModeAbsolutePoint
@@ -112,6 +118,7 @@ func (s *sampler) sample() {
 	count := func(n int) OTF2MetricValue { return U64Metric(uint64(max(n, 0))) }
 	v[2], v[3], v[4] = count(r.TaskQueueLen), count(r.CallsInFlight), count(r.ParcelsQueued)
 	v[5], v[6] = U64Metric(r.ParcelsSent), U64Metric(r.BytesSent)
+	v[7], v[8], v[9] = count(int(r.LiveArrays)), count(int(r.ArrayBytes)), count(r.AGASObjects)
 	s.l.mu.Lock()
 	if !s.l.closed {
 		t := s.t.now()

@@ -5,7 +5,7 @@ import "fmt"
 // Sections is the table of targets: every section of the report, in order,
 // and its rows. The job names are those bench/harness gives its jobs.
 func Sections() []Section {
-	return []Section{spine(), parcelports(), scaling(), cannon(), retile(), als(), conv1d(), tracing(), spans()}
+	return []Section{spine(), parcelports(), scaling(), cannon(), retile(), als(), alsSoak(), conv1d(), tracing(), spans()}
 }
 
 // localities is "1 locality" or "N localities".
@@ -155,6 +155,12 @@ func als() Section {
 		}
 	}
 	return Section{Name: "als", Title: "Alternating least squares against NumPy", Rows: rows, Text: "`examples/als` on synthetic ratings (`als --synthetic 4800,4800,0.01 --make-ratings`), 40 factors, 5 iterations, against the sparse NumPy version `bench/als_numpy.py` on the same file, the faster of `OPENBLAS_NUM_THREADS=1` and `=2`; both time the iterations alone, and every run's last loss must agree to 1e-6. NumPy and the openblas build run the kernels OpenBLAS picks for this CPU (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for this section). Tracing: 3 pairs a repetition of the 2-locality run with and without `--trace DIR --trace-format otf2`, in alternating order."}
+}
+
+func alsSoak() Section {
+	kib := func(b string) Measure { return One("als-soak", "ALSSoak/"+b, "KiB") }
+	return Section{Name: "als-soak", Title: "Memory of a long ALS run", Text: "`tessera run -n 2 als --synthetic 2000,2000,0.01 --factors 16 --iterations 3000 --memory-every 300`: every locality prints its peak RSS (getrusage) every 300 iterations; the row is the larger of the two localities' peaks after the last iteration against the same after the 300th. Arrays are reclaimed when no locality reaches them any more, without Release calls in the program.",
+		Rows: []Row{{ID: "als-soak", Name: "ALS 2000 x 2000, 16 factors, 2 localities: peak RSS after 3000 iterations", Num: kib("peak-rss-last"), Den: kib("peak-rss-first"), DenText: "the peak after 300 iterations", RatioFmt: "%.3f", Format: "%.0f KiB", Target: Target{Op: "<=", Bound: 1.25}}}}
 }
 
 func conv1d() Section {

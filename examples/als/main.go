@@ -72,6 +72,7 @@ type options struct {
 	makeRatings string
 	output      string
 	quiet       bool
+	memoryEvery int             // print each locality's peak RSS and live arrays every so many iterations; 0 never
 	progress    progress.Config // where locality 0 shows the progress of long phases
 	params
 }
@@ -96,6 +97,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&seed, "seed", 1, "seed of the initial factors and the synthetic ratings")
 	fs.StringVar(&o.output, "output", "", "`directory` for X.csv and Y.csv (none: not written)")
 	fs.BoolVar(&o.quiet, "quiet", false, "show no progress of the input's generation, writing or reading")
+	fs.IntVar(&o.memoryEvery, "memory-every", 0, "every `K` iterations (and after the last), each locality prints its peak RSS and live arrays (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -120,6 +122,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("--solver %q: want cg or exact", solverName)
 	case o.cgSteps < 1:
 		return options{}, fmt.Errorf("--cg-steps %d: want at least 1", o.cgSteps)
+	case o.memoryEvery < 0:
+		return options{}, fmt.Errorf("--memory-every %d: want 0 (never) or more", o.memoryEvery)
 	}
 	if syn != "" {
 		s, err := parseSynthetic(syn, seed)
@@ -206,6 +210,11 @@ func run(ctx context.Context, rt *runtime.Runtime, acts *primitives.Actions, o o
 	f, err := als(ctx, e, comm, r, o.params, func(it iteration) {
 		if lead {
 			fmt.Fprintf(stdout, "iteration %d/%d: %.3f s, loss %.10g\n", it.k, o.iterations, it.seconds, it.loss)
+		}
+		if o.memoryEvery > 0 && (it.k%o.memoryEvery == 0 || it.k == o.iterations) {
+			c := e.Counters()
+			fmt.Fprintf(stdout, "memory: locality %d, iteration %d: peak RSS %d KiB, %d live arrays of %d bytes\n",
+				here, it.k, peakRSSKiB(), c.LiveArrays, c.LiveArrayBytes)
 		}
 	})
 	if err != nil {
