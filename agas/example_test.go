@@ -3,22 +3,30 @@ package agas_test
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
 // Tally is an object that lives on one locality.
-type Tally struct{ N int }
+type Tally struct {
+	mu sync.Mutex
+	N  int
+}
 
 // One locality creates an object and registers it under a symbolic name;
 // every locality finds it by that name and calls a method on it by its
-// global id. Calls to one object run one at a time.
+// global id. Calls from one locality run in the order it made them, but
+// calls from different localities may run at the same time, so the method
+// guards the object.
 func ExampleCall() {
 	ctx := context.Background()
 	reg := runtime.NewRegistry()
 	s := agas.New(reg)
 	add := agas.RegisterMethod(reg, s, "tally.add", func(ctx context.Context, t *Tally, n int) (int, error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
 		t.N += n
 		return t.N, nil
 	})
