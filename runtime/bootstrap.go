@@ -118,7 +118,7 @@ func (c *Config) applyOptions(o jobenv.Options) error {
 		c.TCPCongestion = o.TCPCongestion
 	}
 	if c.MetricsAddr == "" && o.MetricsAddr != "" {
-		if _, err := MetricsListenAddr(o.MetricsAddr, c.Locality); err != nil {
+		if _, err := jobenv.MetricsListenAddr(o.MetricsAddr, c.Locality); err != nil {
 			return bad(jobenv.VarMetricsAddr, o.MetricsAddr, err)
 		}
 		c.MetricsAddr = o.MetricsAddr

@@ -93,7 +93,7 @@
 //
 // A failed job is reported once, by the locality where it failed first
 // (Main returns ExitFailed there), not by each locality that stopped
-// because of it (ExitStopped): each classifies its failure as a Failure,
-// which it writes for the launcher (`tessera run`), or, without one, sums
-// up in one line (Failure.Line).
+// because of it (ExitStopped): each classifies its failure as a failure
+// record of the launcher protocol (internal/jobenv), which it writes for
+// the launcher (`tessera run`), or, without one, sums up in one line.
 package runtime

@@ -34,9 +34,9 @@ const abortWait = time.Second
 //
 // A failure is reported once for the job, not once per locality. Under
 // `tessera run`, which names a directory for them (TESSERA_FAILURE_DIR),
-// a locality that fails writes its Failure there and prints nothing about
-// it: the launcher sums the job up. Otherwise (srun) it prints one line
-// (Failure.Line): the locality where the job failed prints the cause,
+// a locality that fails writes its failure record there and prints
+// nothing about it: the launcher sums the job up. Otherwise (srun) it
+// prints one line: the locality where the job failed prints the cause,
 // locality 0 how many others stopped and why, the others why they
 // stopped. With TESSERA_VERBOSE=1 (`tessera run --verbose`) every locality
 // also prints its error whole, as it saw it, and the default logger
@@ -57,7 +57,7 @@ func Main(cfg Config, body func(ctx context.Context, rt *Runtime) error) int {
 	if err != nil {
 		l, _ := jobenv.FromEnv(os.Getenv) // which locality, as far as it says
 		rep.n = l.NumLocalities
-		return rep.report(classify(l.Locality, PhaseStart, err))
+		return rep.report(classify(l.Locality, jobenv.PhaseStart, err))
 	}
 	rep.n = cfg.NumLocalities
 	if cfg.Logger == nil {
@@ -75,7 +75,7 @@ func Main(cfg Config, body func(ctx context.Context, rt *Runtime) error) int {
 func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt *Runtime) error, rep *reporter) int {
 	rt, err := Start(ctx, cfg)
 	if err != nil {
-		return rep.report(classify(cfg.Locality, PhaseStart, err))
+		return rep.report(classify(cfg.Locality, jobenv.PhaseStart, err))
 	}
 	bodyDone := SpawnNamed(ctx, rt, "main", func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, body(ctx, rt)
@@ -112,11 +112,11 @@ func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt 
 		} else {
 			rt.Abort(abortError(rt.here, err))
 		}
-		return rep.report(classify(rt.here, PhaseMain, err))
+		return rep.report(classify(rt.here, jobenv.PhaseMain, err))
 	}
 	if err := rt.Finalize(ctx); err != nil {
 		if !errors.Is(err, errFinalized) {
-			return rep.report(classify(rt.here, PhaseFinalize, err))
+			return rep.report(classify(rt.here, jobenv.PhaseFinalize, err))
 		}
 	}
 	return 0
@@ -125,18 +125,18 @@ func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt 
 // reporter is where Main reports a failure.
 type reporter struct {
 	stderr  io.Writer
-	dir     string // where the launcher wants a Failure; "": print a line
+	dir     string // where the launcher wants a failure record; "": print a line
 	verbose bool   // print the whole error too
 	n       uint32 // localities in the job
 }
 
 // report reports f and returns its exit status.
-func (r *reporter) report(f Failure) int {
+func (r *reporter) report(f jobenv.Failure) int {
 	if r.verbose {
 		fmt.Fprintf(r.stderr, "tessera: locality %d: %s\n", f.Locality, f.Detail)
 	}
 	if r.dir != "" {
-		err := WriteFailure(r.dir, f)
+		err := jobenv.WriteFailure(r.dir, f)
 		if err == nil {
 			return f.Status
 		}

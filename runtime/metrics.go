@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tessera-amt/tessera/internal/jobenv"
 	"github.com/tessera-amt/tessera/trace"
 )
 
@@ -68,29 +68,6 @@ func (rt *Runtime) MetricsAddr() string {
 	return rt.metrics.addr
 }
 
-// MetricsListenAddr returns the address locality serves /metrics on in a
-// job whose metrics address (Config.MetricsAddr, `tessera run
-// --metrics-addr`) is addr: port+locality, so that the localities of one
-// host do not clash, or port 0 (the kernel's choice) for every locality
-// when port is 0.
-func MetricsListenAddr(addr string, locality uint32) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return "", fmt.Errorf("port %q is not a number", port)
-	}
-	if p == 0 {
-		return addr, nil
-	}
-	if p+uint64(locality) > 65535 {
-		return "", fmt.Errorf("port %d + locality %d is beyond 65535", p, locality)
-	}
-	return net.JoinHostPort(host, strconv.FormatUint(p+uint64(locality), 10)), nil
-}
-
 // stopMetrics takes the locality's collector out of Config.Metrics and
 // closes its /metrics listener. shutdown calls it.
 func (rt *Runtime) stopMetrics() {
@@ -118,7 +95,7 @@ func (rt *Runtime) startMetrics() error {
 	if job == "" {
 		return nil
 	}
-	addr, err := MetricsListenAddr(job, rt.here)
+	addr, err := jobenv.MetricsListenAddr(job, rt.here)
 	if err != nil {
 		return fmt.Errorf("runtime: locality %d: metrics address Config.MetricsAddr=%q: %w", rt.here, job, err)
 	}

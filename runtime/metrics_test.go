@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/tessera-amt/tessera/internal/jobenv"
 	"io"
 	"net"
 	"net/http"
@@ -163,13 +164,13 @@ func TestMetricsAddrPortPlusLocality(t *testing.T) {
 		{":9100", 1, ":9101"},
 		{"localhost:0", 5, "localhost:0"},
 	} {
-		if got, err := MetricsListenAddr(c.addr, c.loc); err != nil || got != c.want {
-			t.Errorf("MetricsListenAddr(%q, %d) = %q, %v; want %q", c.addr, c.loc, got, err, c.want)
+		if got, err := jobenv.MetricsListenAddr(c.addr, c.loc); err != nil || got != c.want {
+			t.Errorf("jobenv.MetricsListenAddr(%q, %d) = %q, %v; want %q", c.addr, c.loc, got, err, c.want)
 		}
 	}
 	for _, bad := range []string{"9100", "host:http", "host:65535x", "host:65535"} {
-		if got, err := MetricsListenAddr(bad, 1); err == nil {
-			t.Errorf("MetricsListenAddr(%q, 1) = %q, want an error", bad, got)
+		if got, err := jobenv.MetricsListenAddr(bad, 1); err == nil {
+			t.Errorf("jobenv.MetricsListenAddr(%q, 1) = %q, want an error", bad, got)
 		}
 	}
 }

@@ -105,7 +105,7 @@ func (o *runOptions) validate() error {
 	}
 	if o.MetricsAddr != "" {
 		// The last locality has the highest port.
-		if _, err := runtime.MetricsListenAddr(o.MetricsAddr, uint32(o.N-1)); err != nil {
+		if _, err := jobenv.MetricsListenAddr(o.MetricsAddr, uint32(o.N-1)); err != nil {
 			return fmt.Errorf("--metrics-addr %q for %d localities: %w", o.MetricsAddr, o.N, err)
 		}
 	}
@@ -321,7 +321,7 @@ func runJob(ctx context.Context, opts runOptions, stdout, stderr io.Writer) (exi
 	}
 	if opts.MetricsAddr != "" {
 		for i := range opts.N {
-			addr, _ := runtime.MetricsListenAddr(opts.MetricsAddr, uint32(i)) // checked by validate
+			addr, _ := jobenv.MetricsListenAddr(opts.MetricsAddr, uint32(i)) // checked by validate
 			note("locality %d serves metrics at http://%s/metrics", i, addr)
 		}
 	}

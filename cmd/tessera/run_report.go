@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobenv"
 	"io/fs"
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/tessera-amt/tessera/runtime"
 )
 
 // exitReport is what the launcher knows of one locality once the job is
@@ -19,9 +18,9 @@ type exitReport struct {
 	code   int    // what it contributes to the job's status (exitStatus)
 	desc   string // how it exited (exitStatus)
 	killed bool   // the launcher killed it
-	// failure is what it reported of its failure (runtime.WriteFailure),
+	// failure is what it reported of its failure (jobenv.WriteFailure),
 	// nil if nothing.
-	failure *runtime.Failure
+	failure *jobenv.Failure
 }
 
 // exitReports collects what the children of a finished job left: how they
@@ -32,7 +31,7 @@ func exitReports(children []*child, dir string) []exitReport {
 	for i, c := range children {
 		code, desc := exitStatus(c)
 		reps[i] = exitReport{loc: c.loc, order: c.order, code: code, desc: desc, killed: c.killed}
-		reps[i].failure, _ = runtime.ReadFailure(dir, uint32(c.loc))
+		reps[i].failure, _ = jobenv.ReadFailure(dir, uint32(c.loc))
 	}
 	return reps
 }
@@ -105,7 +104,7 @@ func summarize(reps []exitReport) (lines []string, status int) {
 		o := &reps[i]
 		switch {
 		case i == root || (o.code == 0 && !o.killed):
-		case o.root() && r.root() && runtime.SameCause(*o.failure, *r.failure):
+		case o.root() && r.root() && jobenv.SameCause(*o.failure, *r.failure):
 			same = append(same, strconv.Itoa(o.loc))
 		case o.root():
 			lines = append(lines, strings.Replace(o.failure.Failed(), " failed ", " also failed ", 1))

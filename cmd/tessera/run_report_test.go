@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"github.com/tessera-amt/tessera/internal/jobenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,11 +61,11 @@ func TestUsageListsEveryRunFlag(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	root := func(loc uint32, d time.Duration, cause string) *runtime.Failure {
-		return &runtime.Failure{Locality: loc, Root: true, Origin: loc, Phase: runtime.PhaseMain, Cause: cause, Time: at.Add(d), Status: runtime.ExitFailed}
+	root := func(loc uint32, d time.Duration, cause string) *jobenv.Failure {
+		return &jobenv.Failure{Locality: loc, Root: true, Origin: loc, Phase: jobenv.PhaseMain, Cause: cause, Time: at.Add(d), Status: runtime.ExitFailed}
 	}
-	stopped := func(loc, origin uint32) *runtime.Failure {
-		return &runtime.Failure{Locality: loc, Origin: origin, Told: true, Status: runtime.ExitStopped}
+	stopped := func(loc, origin uint32) *jobenv.Failure {
+		return &jobenv.Failure{Locality: loc, Origin: origin, Told: true, Status: runtime.ExitStopped}
 	}
 	tests := []struct {
 		name   string
@@ -97,9 +98,9 @@ func TestSummarize(t *testing.T) {
 			{loc: 2, order: 2, code: 137, desc: `was killed by signal "killed" (status 137)`},
 		}, []string{`locality 2 was killed by signal "killed" (status 137)`, "2 other localities stopped because locality 2 failed"}, 137},
 		{"one went silent and was killed", []exitReport{
-			{loc: 0, order: 0, code: 3, desc: "exited with status 3", failure: &runtime.Failure{Locality: 0, Origin: 1, Cause: "no heartbeat for 5s", Status: 3}},
+			{loc: 0, order: 0, code: 3, desc: "exited with status 3", failure: &jobenv.Failure{Locality: 0, Origin: 1, Cause: "no heartbeat for 5s", Status: 3}},
 			{loc: 1, order: 2, killed: true, desc: "was killed by the launcher"},
-			{loc: 2, order: 1, code: 3, desc: "exited with status 3", failure: &runtime.Failure{Locality: 2, Origin: 1, Cause: "no heartbeat for 5s", Status: 3}},
+			{loc: 2, order: 1, code: 3, desc: "exited with status 3", failure: &jobenv.Failure{Locality: 2, Origin: 1, Cause: "no heartbeat for 5s", Status: 3}},
 		}, []string{"locality 1 was killed by the launcher after the others lost it (no heartbeat for 5s)",
 			"2 other localities stopped because locality 1 failed"}, 3},
 		{"all interrupted", []exitReport{

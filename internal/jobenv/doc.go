@@ -3,7 +3,11 @@
 // which job it is, and how to reach the others. It owns every TESSERA_*
 // name, reads slurm's SLURM_* variables, and both writes the protocol (a
 // launcher's side: Launch.Encode, Launch.Environ) and reads it (a
-// locality's side: FromEnv), so the two cannot drift apart.
+// locality's side: FromEnv), so the two cannot drift apart. The way back
+// is its too: the failure record a locality leaves for the launcher
+// (Failure, WriteFailure, ReadFailure), the exit statuses and phases it
+// names, and the metrics port each locality derives from the job's
+// (MetricsListenAddr).
 //
 // It neither starts processes nor opens connections; it does not know the
 // runtime's Config. The runtime's Main is the one place that calls FromEnv
