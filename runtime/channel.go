@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/runtime/internal/slots"
 )
 
 // Channel is a point-to-point channel communicator: a site Sets a []float64
@@ -50,7 +51,7 @@ func (ch *Channel) Set(ctx context.Context, site int, tag uint64, v []float64) *
 	if site == c.here {
 		msg := collMsg{collHeader: collHeader{base: c.name, gen: tag, from: uint32(c.here), op: opChannel, count: anyCount},
 			source: c.rt.here, data: append([]float64(nil), v...)}
-		if err := c.rt.coll.arrive(c.box, slotKey{tag, 0, uint32(c.here)}, msg, nil); err != nil {
+		if err := c.rt.coll.arrive(c.box, slots.Key{Gen: tag, Step: 0, From: uint32(c.here)}, msg, nil); err != nil {
 			return MakeFailed[struct{}](fmt.Errorf("runtime: channel %q: Set to site %d, tag %d: %w", c.name, site, tag, err))
 		}
 		return MakeReady(struct{}{})

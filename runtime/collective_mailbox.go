@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/tessera-amt/tessera/runtime/internal/slots"
 	"sync"
 	"sync/atomic"
 
@@ -18,14 +19,6 @@ type collMsg struct {
 	collHeader
 	source uint32 // the sending locality
 	data   []float64
-}
-
-// slotKey names a message of one basename: generation (a channel's tag),
-// step and sender site.
-type slotKey struct {
-	gen  uint64
-	step uint32
-	from uint32
 }
 
 // collMailbox is a locality's collective state: a box per basename, the
@@ -53,14 +46,14 @@ type collMailbox struct {
 type collBox struct {
 	name    string
 	claimed bool // by a Communicator of this locality
-	slots   slotMachine[*Future[collMsg]]
-	posted  map[slotKey]postedRecv    // where messages not yet here are to be read (post)
+	slots   slots.Machine[collMsg, *Future[collMsg]]
+	posted  map[slots.Key]postedRecv  // where messages not yet here are to be read (post)
 	calls   [keptGenerations]keptCall // by generation modulo keptGenerations (collective_probe.go)
 	probes  map[uint64][]collMsg      // probes for generations not reached yet
 }
 
 // collDelivery is a future to fulfil with a message or an error.
-type collDelivery = slotDelivery[*Future[collMsg]]
+type collDelivery = slots.Delivery[collMsg, *Future[collMsg]]
 
 // postedRecv is a posted receive: the memory a message is to be read into,
 // and the locality it is to come from.
@@ -87,7 +80,7 @@ func (m *collMailbox) boxLocked(name []byte) *collBox {
 	}
 	b := &collBox{name: string(name)}
 	if m.err != nil {
-		b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotFail, err: m.err})
+		b.slots.Step(slots.Event[collMsg, *Future[collMsg]]{Kind: slots.Fail, Err: m.err})
 	}
 	m.boxes[b.name] = b
 	return b
@@ -125,15 +118,15 @@ func (m *collMailbox) release(b *collBox) {
 // Channel.Set, and hands it to its waiter if one waits. It returns why
 // nobody will read the message, or nil: the generation or the locality
 // failed, or a message of that key is here already.
-func (m *collMailbox) arrive(b *collBox, k slotKey, msg collMsg, err error) error {
+func (m *collMailbox) arrive(b *collBox, k slots.Key, msg collMsg, err error) error {
 	var buf [1]collDelivery
 	m.mu.Lock()
-	b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotMessage, key: k, msg: msg, err: err})
+	b.slots.Step(slots.Event[collMsg, *Future[collMsg]]{Kind: slots.Message, Key: k, Msg: msg, Err: err})
 	ds, drops := b.slots.Ready()
 	ds = append(buf[:0], ds...)
 	var dropped error
 	if len(drops) > 0 {
-		dropped = drops[0].err
+		dropped = drops[0].Err
 	}
 	b.slots.Advance()
 	m.mu.Unlock()
@@ -144,17 +137,17 @@ func (m *collMailbox) arrive(b *collBox, k slotKey, msg collMsg, err error) erro
 // wait returns message k of b if it is here (f nil), or else the future
 // it will arrive in, which the caller gives back with reuse once it has
 // the message. err is the failure of the generation or the locality.
-func (m *collMailbox) wait(s *scheduler, b *collBox, k slotKey) (msg collMsg, f *Future[collMsg], err error) {
+func (m *collMailbox) wait(s *scheduler, b *collBox, k slots.Key) (msg collMsg, f *Future[collMsg], err error) {
 	f, _ = m.slots.Get().(*Future[collMsg])
 	if f == nil {
 		f = newFuture[collMsg](s)
 	}
 	m.mu.Lock()
-	b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotWait, key: k, waiter: f})
+	b.slots.Step(slots.Event[collMsg, *Future[collMsg]]{Kind: slots.Wait, Key: k, Waiter: f})
 	ds, _ := b.slots.Ready()
 	now := len(ds) > 0 // the only delivery a wait makes is to its own waiter
 	if now {
-		msg, err = ds[0].msg, ds[0].err
+		msg, err = ds[0].Msg, ds[0].Err
 	}
 	b.slots.Advance()
 	m.mu.Unlock()
@@ -168,7 +161,7 @@ func (m *collMailbox) wait(s *scheduler, b *collBox, k slotKey) (msg collMsg, f 
 // deliver fulfils the futures of ds.
 func deliver(ds []collDelivery) {
 	for _, d := range ds {
-		d.waiter.set(d.msg, d.err)
+		d.Waiter.set(d.Msg, d.Err)
 	}
 }
 
@@ -178,17 +171,17 @@ func deliver(ds []collDelivery) {
 // messages are). A message that is here already is left as it is:
 // recvInto copies it. The caller waits for k (or ends its run with unpost)
 // before it touches dst again.
-func (m *collMailbox) post(b *collBox, k slotKey, source uint32, dst []float64) {
+func (m *collMailbox) post(b *collBox, k slots.Key, source uint32, dst []float64) {
 	if len(dst)*8 <= parcel.SmallChunks {
 		return // read into the parcel's own room anyway
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if b.slots.failed(k.gen) != nil || b.slots.pending(k) {
+	if b.slots.Failed(k.Gen) != nil || b.slots.Pending(k) {
 		return
 	}
 	if b.posted == nil {
-		b.posted = make(map[slotKey]postedRecv)
+		b.posted = make(map[slots.Key]postedRecv)
 	}
 	if _, ok := b.posted[k]; !ok {
 		m.posted.Add(1)
@@ -206,7 +199,7 @@ func (m *collMailbox) unpost(b *collBox, gen uint64) {
 
 func (m *collMailbox) unpostLocked(b *collBox, gen uint64) {
 	for k := range b.posted {
-		if k.gen == gen {
+		if k.Gen == gen {
 			delete(b.posted, k)
 			m.posted.Add(-1)
 		}
@@ -222,7 +215,7 @@ func (m *collMailbox) postedFor(source uint32, args []byte, n int) []byte {
 	if err != nil {
 		return nil
 	}
-	k := slotKey{h.gen, h.step, h.from}
+	k := slots.Key{Gen: h.gen, Step: h.step, From: h.from}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.boxes[string(base)]
@@ -263,12 +256,12 @@ func (m *collMailbox) reuse(f *Future[collMsg]) {
 // later waits at once; its buffered messages are dropped.
 func (m *collMailbox) abort(b *collBox, gen uint64, err error) {
 	m.mu.Lock()
-	if b.slots.failed(gen) != nil {
+	if b.slots.Failed(gen) != nil {
 		m.mu.Unlock()
 		return
 	}
 	m.unpostLocked(b, gen)
-	b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotAbort, gen: gen, err: err})
+	b.slots.Step(slots.Event[collMsg, *Future[collMsg]]{Kind: slots.Abort, Gen: gen, Err: err})
 	ds, _ := b.slots.Ready()
 	ds = append([]collDelivery(nil), ds...)
 	b.slots.Advance()
@@ -286,7 +279,7 @@ func (m *collMailbox) fail(err error) {
 	m.err = err
 	var all []collDelivery
 	for _, b := range m.boxes {
-		b.slots.Step(slotEvent[*Future[collMsg]]{kind: slotFail, err: err})
+		b.slots.Step(slots.Event[collMsg, *Future[collMsg]]{Kind: slots.Fail, Err: err})
 		ds, _ := b.slots.Ready()
 		all = append(all, ds...)
 		b.slots.Advance()
@@ -347,7 +340,7 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 			copy(parcel.Float64Bytes(msg.data), c)
 		}
 	}
-	if rt.coll.arrive(b, slotKey{h.gen, h.step, h.from}, msg, lentErr) != nil && h.op == opLent && lentErr == nil {
+	if rt.coll.arrive(b, slots.Key{Gen: h.gen, Step: h.step, From: h.from}, msg, lentErr) != nil && h.op == opLent && lentErr == nil {
 		rt.giveBack(msg.data) // nobody will read it: the lender may reuse it
 	}
 }

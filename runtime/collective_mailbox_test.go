@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/runtime/internal/slots"
 	"testing"
 	"time"
 
@@ -112,7 +113,7 @@ func TestPostedReceiveTakesOnlyItsMessage(t *testing.T) {
 	var m collMailbox
 	b := m.box([]byte("posted"))
 	dst := make([]float64, 1024)
-	k := slotKey{gen: 7, step: 1, from: 2}
+	k := slots.Key{Gen: 7, Step: 1, From: 2}
 	m.post(b, k, 5, dst)
 	args := func(gen uint64, step, from uint32) []byte {
 		h := collHeader{base: "posted", gen: gen, step: step, from: from, op: opAllGather}
@@ -161,7 +162,7 @@ func TestCollMailboxReusesSlots(t *testing.T) {
 		t.Fatal("a second lookup of the name made a second box")
 	}
 	for i := range 100 {
-		k := slotKey{gen: uint64(i + 1), step: 1, from: 2}
+		k := slots.Key{Gen: uint64(i + 1), Step: 1, From: 2}
 		sent := collMsg{data: []float64{float64(i)}}
 		// The waiter comes first on even rounds, the message on odd ones.
 		if i%2 == 1 {
@@ -192,7 +193,7 @@ func TestCollMailboxReusesSlots(t *testing.T) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if n := b.slots.len(); n != 0 {
+	if n := b.slots.Len(); n != 0 {
 		t.Errorf("%d slots left in the box", n)
 	}
 }

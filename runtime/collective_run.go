@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/runtime/internal/slots"
 	"time"
 
 	"github.com/tessera-amt/tessera/internal/shm"
@@ -75,7 +76,7 @@ func (r *opRun) recv(step uint32, from int) ([]float64, error) {
 // recvCount is recv that also returns the sender's element count.
 func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
 	rt := r.c.rt
-	msg, f, err := rt.coll.wait(rt.sched, r.c.box, slotKey{r.gen, step, uint32(from)})
+	msg, f, err := rt.coll.wait(rt.sched, r.c.box, slots.Key{Gen: r.gen, Step: step, From: uint32(from)})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -112,7 +113,7 @@ func (r *opRun) recvN(step uint32, from int, n int) ([]float64, error) {
 // post has message step of this generation from site `from` read straight
 // into dst when it arrives (collMailbox.post); recvInto then takes it.
 func (r *opRun) post(step uint32, from int, dst []float64) {
-	r.c.rt.coll.post(r.c.box, slotKey{r.gen, step, uint32(from)}, r.c.sites[from], dst)
+	r.c.rt.coll.post(r.c.box, slots.Key{Gen: r.gen, Step: step, From: uint32(from)}, r.c.sites[from], dst)
 }
 
 // recvInto is recvN into dst: it waits for message step from site `from`

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/runtime/internal/slots"
 	"time"
 )
 
@@ -29,15 +30,15 @@ func waitUntil(ctx context.Context, what string, cond func() bool) error {
 type boxState struct {
 	exists  bool // a message or a Communicator made the box
 	claimed bool // a Communicator of the locality holds the basename
-	held    []slotKey
-	waited  []slotKey
+	held    []slots.Key
+	waited  []slots.Key
 }
 
 // heldFrom counts the held messages of generation gen from site from.
 func (s boxState) heldFrom(gen uint64, from uint32) int {
 	n := 0
 	for _, k := range s.held {
-		if k.gen == gen && k.from == from {
+		if k.Gen == gen && k.From == from {
 			n++
 		}
 	}
@@ -48,7 +49,7 @@ func (s boxState) heldFrom(gen uint64, from uint32) int {
 func (s boxState) heldOf(gen uint64) int {
 	n := 0
 	for _, k := range s.held {
-		if k.gen == gen {
+		if k.Gen == gen {
 			n++
 		}
 	}
@@ -59,7 +60,7 @@ func (s boxState) heldOf(gen uint64) int {
 func (s boxState) waitedOf(gen uint64) int {
 	n := 0
 	for _, k := range s.waited {
-		if k.gen == gen {
+		if k.Gen == gen {
 			n++
 		}
 	}
@@ -77,13 +78,7 @@ func mailbox(rt *Runtime, basename string) boxState {
 		return boxState{}
 	}
 	s := boxState{exists: true, claimed: b.claimed}
-	for k, e := range b.slots.slots {
-		if e.waiting {
-			s.waited = append(s.waited, k)
-		} else {
-			s.held = append(s.held, k)
-		}
-	}
+	s.held, s.waited = b.slots.Waiting()
 	return s
 }
 

@@ -1,4 +1,4 @@
-package runtime
+package slots
 
 import (
 	"errors"
@@ -8,37 +8,40 @@ import (
 	"testing"
 )
 
-// slotStep is one event fed to a slotMachine in a test, with what Ready
+// slotStep is one event fed to a Machine in a test, with what Ready
 // must then hold: deliveries as "waiter:payload" or "waiter:error text",
 // drops as "payload:error text".
 type slotStep struct {
-	ev         slotEvent[int]
+	ev         Event[msg, int]
 	deliveries []string
 	drops      []string
 }
 
-func msgOf(v float64) collMsg { return collMsg{data: []float64{v}} }
+// msg is a message in these tests: its payload.
+type msg []float64
 
-func message(k slotKey, v float64) slotEvent[int] {
-	return slotEvent[int]{kind: slotMessage, key: k, msg: msgOf(v)}
+func msgOf(v float64) msg { return msg{v} }
+
+func message(k Key, v float64) Event[msg, int] {
+	return Event[msg, int]{Kind: Message, Key: k, Msg: msgOf(v)}
 }
 
-func waitFor(k slotKey, w int) slotEvent[int] {
-	return slotEvent[int]{kind: slotWait, key: k, waiter: w}
+func waitFor(k Key, w int) Event[msg, int] {
+	return Event[msg, int]{Kind: Wait, Key: k, Waiter: w}
 }
 
-func describe(ds []slotDelivery[int], drops []slotDrop) (d, p []string) {
+func describe(ds []Delivery[msg, int], drops []Drop[msg]) (d, p []string) {
 	for _, x := range ds {
-		s := fmt.Sprint(x.waiter, ":")
-		if x.err != nil {
-			s += x.err.Error()
+		s := fmt.Sprint(x.Waiter, ":")
+		if x.Err != nil {
+			s += x.Err.Error()
 		} else {
-			s += fmt.Sprint(x.msg.data)
+			s += fmt.Sprint(x.Msg)
 		}
 		d = append(d, s)
 	}
 	for _, x := range drops {
-		p = append(p, fmt.Sprint(x.msg.data, ":", x.err))
+		p = append(p, fmt.Sprint(x.Msg, ":", x.Err))
 	}
 	slices.Sort(d)
 	slices.Sort(p)
@@ -49,9 +52,9 @@ func describe(ds []slotDelivery[int], drops []slotDrop) (d, p []string) {
 // goroutines: whichever of a message and its waiter comes second
 // completes the pair; failures end waiters and drop messages.
 func TestSlotMachine(t *testing.T) {
-	k1 := slotKey{gen: 1, step: 0, from: 1}
-	k1b := slotKey{gen: 1, step: 1, from: 2}
-	k2 := slotKey{gen: 2, step: 0, from: 1}
+	k1 := Key{Gen: 1, Step: 0, From: 1}
+	k1b := Key{Gen: 1, Step: 1, From: 2}
+	k2 := Key{Gen: 2, Step: 0, From: 1}
 	aborted := errors.New("generation aborted")
 	down := errors.New("locality 3 down")
 	lost := errors.New("lent value: gone")
@@ -70,28 +73,28 @@ func TestSlotMachine(t *testing.T) {
 			{ev: message(k1, 1), deliveries: []string{"7:[1]"}},
 		}, 1},
 		{"a message that failed on its way", []slotStep{
-			{ev: slotEvent[int]{kind: slotMessage, key: k1, err: lost}},
+			{ev: Event[msg, int]{Kind: Message, Key: k1, Err: lost}},
 			{ev: waitFor(k1, 7), deliveries: []string{"7:lent value: gone"}},
 		}, 0},
 		{"abort ends its generation only", []slotStep{
 			{ev: waitFor(k1, 7)},
 			{ev: message(k1b, 3)},
 			{ev: waitFor(k2, 8)},
-			{ev: slotEvent[int]{kind: slotAbort, gen: 1, err: aborted},
+			{ev: Event[msg, int]{Kind: Abort, Gen: 1, Err: aborted},
 				deliveries: []string{"7:generation aborted"}, drops: []string{"[3]:generation aborted"}},
 			{ev: waitFor(k1b, 9), deliveries: []string{"9:generation aborted"}},
 			{ev: message(k1, 4), drops: []string{"[4]:generation aborted"}},
-			{ev: slotEvent[int]{kind: slotAbort, gen: 1, err: errors.New("again")}},
+			{ev: Event[msg, int]{Kind: Abort, Gen: 1, Err: errors.New("again")}},
 			{ev: message(k2, 5), deliveries: []string{"8:[5]"}},
 		}, 0},
 		{"fail ends everything, now and later", []slotStep{
 			{ev: waitFor(k1, 7)},
 			{ev: message(k2, 2)},
-			{ev: slotEvent[int]{kind: slotFail, err: down},
+			{ev: Event[msg, int]{Kind: Fail, Err: down},
 				deliveries: []string{"7:locality 3 down"}, drops: []string{"[2]:locality 3 down"}},
 			{ev: waitFor(k2, 8), deliveries: []string{"8:locality 3 down"}},
 			{ev: message(k1b, 3), drops: []string{"[3]:locality 3 down"}},
-			{ev: slotEvent[int]{kind: slotAbort, gen: 1, err: aborted}},
+			{ev: Event[msg, int]{Kind: Abort, Gen: 1, Err: aborted}},
 		}, 0},
 		{"a second message or waiter of one key", []slotStep{
 			{ev: message(k1, 1)},
@@ -104,7 +107,7 @@ func TestSlotMachine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var m slotMachine[int]
+			var m Machine[msg, int]
 			for i, st := range c.steps {
 				m.Step(st.ev)
 				d, p := describe(m.Ready())
@@ -116,32 +119,35 @@ func TestSlotMachine(t *testing.T) {
 					t.Errorf("step %d: %q, %q still ready after Advance", i, d, p)
 				}
 			}
-			if n := m.len(); n != c.left {
+			if n := m.Len(); n != c.left {
 				t.Errorf("%d left waiting, want %d", n, c.left)
 			}
 		})
 	}
 }
 
-// pending and failed answer what the mailbox asks before it posts a
+// Pending and Failed answer what the mailbox asks before it posts a
 // receive.
 func TestSlotMachineQueries(t *testing.T) {
-	var m slotMachine[int]
-	k := slotKey{gen: 3, step: 1, from: 0}
-	if m.pending(k) || m.failed(3) != nil {
+	var m Machine[msg, int]
+	k := Key{Gen: 3, Step: 1, From: 0}
+	if m.Pending(k) || m.Failed(3) != nil {
 		t.Fatal("an empty machine has a pending slot or a failed generation")
 	}
 	m.Step(message(k, 1))
-	if !m.pending(k) || m.pending(slotKey{gen: 3, step: 2}) {
+	if !m.Pending(k) || m.Pending(Key{Gen: 3, Step: 2}) {
 		t.Error("pending does not tell the message's slot from another")
 	}
-	m.Step(slotEvent[int]{kind: slotAbort, gen: 3, err: errors.New("mismatch")})
+	if held, waited := m.Waiting(); len(held) != 1 || held[0] != k || len(waited) != 0 {
+		t.Errorf("Waiting: held %v, waited %v; want [%v], none", held, waited, k)
+	}
+	m.Step(Event[msg, int]{Kind: Abort, Gen: 3, Err: errors.New("mismatch")})
 	m.Advance()
-	if m.pending(k) || m.failed(3) == nil || m.failed(4) != nil {
+	if m.Pending(k) || m.Failed(3) == nil || m.Failed(4) != nil {
 		t.Error("after the abort of generation 3: pending or failed wrong")
 	}
-	m.Step(slotEvent[int]{kind: slotFail, err: errors.New("down")})
-	if err := m.failed(4); err == nil || !strings.Contains(err.Error(), "down") {
+	m.Step(Event[msg, int]{Kind: Fail, Err: errors.New("down")})
+	if err := m.Failed(4); err == nil || !strings.Contains(err.Error(), "down") {
 		t.Errorf("after the locality failed, generation 4: %v", err)
 	}
 }
