@@ -93,15 +93,15 @@ func (ch *Channel) post(ctx context.Context, site int, tag uint64, verb string, 
 // Cannon's product.
 func (ch *Channel) Lend(ctx context.Context, site int, tag uint64, v []float64) *Future[struct{}] {
 	c := ch.c
-	if site < 0 || site >= c.Size() || site == c.here || !c.rt.shared.lendsTo(c.sites[site]) {
+	if site < 0 || site >= c.Size() || site == c.here || !c.rt.shared.LendsTo(c.sites[site]) {
 		return ch.Set(ctx, site, tag, v)
 	}
-	d, ok := c.rt.shared.lend(v)
+	d, ok := c.rt.shared.Lend(v)
 	if !ok {
 		return ch.Set(ctx, site, tag, v)
 	}
 	r := &opRun{c: c, ctx: ctx, gen: tag, op: opLent, count: anyCount, expect: anyCount, lent: &d}
-	return ch.post(ctx, site, tag, "Lend", r, nil, func(err error) { c.rt.shared.sent(v, err) })
+	return ch.post(ctx, site, tag, "Lend", r, nil, func(err error) { c.rt.shared.Sent(v, err) })
 }
 
 // Get returns the value site Set (or Lend) for this site under tag. A

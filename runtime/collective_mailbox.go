@@ -322,7 +322,7 @@ func (rt *Runtime) deliverColl(p *parcel.Parcel) {
 		msg.op = opChannel
 		var d shm.Desc
 		if d, _, err = readDesc(rest); err == nil {
-			msg.data, err = rt.shared.borrow(p.Header.Source, d)
+			msg.data, err = rt.shared.Borrow(p.Header.Source, d)
 		}
 		if err != nil {
 			lentErr = fmt.Errorf("lent value: %w", err)

@@ -39,9 +39,7 @@ func TestSmallCollectivePayloadsAreNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rt := range rts {
-		rt.recycle.mu.Lock()
-		held, lists := rt.recycle.held, len(rt.recycle.bufs)
-		rt.recycle.mu.Unlock()
+		held, lists := rt.recycle.Held()
 		if held != 0 || lists != 0 {
 			t.Errorf("locality %d keeps %d bytes in %d lists for reuse after 200 one-double AllReduces", rt.Here(), held, lists)
 		}

@@ -240,8 +240,8 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	if rt.n == 1 {
 		return nil
 	}
-	node, probe := shm.Node(), rt.shared.newProbe()
-	defer rt.shared.closeProbe()
+	node, probe := shm.Node(), rt.shared.NewProbe()
+	defer rt.shared.CloseProbe()
 	if rt.here == 0 {
 		if err := rt.wait(ctx, c.allRegistered, func() string {
 			return "localities " + c.missing(func(i uint32) bool { return c.addrs[i] != "" }) + " to register"
@@ -260,7 +260,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 				return err
 			}
 		}
-		mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.hooks.mapProbe)
+		mapped := rt.shared.MapProbes(rt.here, nodes, probes, rt.hooks.mapProbe)
 		if err := rt.wait(ctx, c.allReady, func() string { return "all localities to connect to each other" }); err != nil {
 			return err
 		}
@@ -278,7 +278,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 		c.mu.Unlock()
 		// Lending is on here before any locality can lend: they all
 		// start after this.
-		rt.shared.enable(rt.here, mappers[0])
+		rt.shared.Enable(rt.here, mappers[0])
 		for l := uint32(1); l < rt.n; l++ {
 			if err := rt.sendControl(ctx, l, ctlStart, msgp.AppendBytes(nil, mappers[l])); err != nil {
 				return err
@@ -299,7 +299,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	c.mu.Lock()
 	nodes, probes := c.nodes, c.probes
 	c.mu.Unlock()
-	mapped := rt.shared.mapProbes(rt.here, nodes, probes, rt.hooks.mapProbe)
+	mapped := rt.shared.MapProbes(rt.here, nodes, probes, rt.hooks.mapProbe)
 	for l := uint32(1); l < rt.here; l++ {
 		if err := rt.port.Connect(ctx, l, c.peers[l]); err != nil {
 			return fmt.Errorf("runtime: locality %d: connecting to locality %d at %s: %w", rt.here, l, c.peers[l], err)
@@ -314,7 +314,7 @@ func (rt *Runtime) rendezvous(ctx context.Context) error {
 	c.mu.Lock()
 	mappers := c.mappers
 	c.mu.Unlock()
-	rt.shared.enable(rt.here, mappers)
+	rt.shared.Enable(rt.here, mappers)
 	return nil
 }
 

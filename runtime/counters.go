@@ -32,6 +32,7 @@ func (rt *Runtime) Counters() Counters {
 	pending := rt.pending.len()
 	var s trace.Snapshot
 	rt.fillSources(&s)
+	lent, borrowed := rt.shared.Traffic()
 	return Counters{
 		Locality:      rt.here,
 		TasksSpawned:  rt.sched.spawned.Load(),
@@ -42,8 +43,8 @@ func (rt *Runtime) Counters() Counters {
 		CallsSent:     rt.callsSent.Load(),
 		CallsServed:   rt.served.Load(),
 		PendingCalls:  pending,
-		BytesLent:     rt.shared.lentBytes.Load(),
-		BytesBorrowed: rt.shared.borrowedBytes.Load(),
+		BytesLent:     lent,
+		BytesBorrowed: borrowed,
 		Peers:         rt.port.Counters(),
 		AGAS:          s.AGAS,
 		Arrays:        s.Arrays,

@@ -1,68 +1,13 @@
 package runtime
 
 import (
-	"math"
-	"sync"
-
 	"github.com/tessera-amt/tessera/internal/hugepage"
 	"github.com/tessera-amt/tessera/parcel"
+	"github.com/tessera-amt/tessera/runtime/internal/memory"
 )
 
 // DefaultRecycleBytes bounds the memory a locality keeps for reuse.
 const DefaultRecycleBytes = 256 << 20
-
-// recycler keeps the memory of released tiles (Tile.Release) and of used
-// up parcel chunks, by exact length, for the chunks of parcels that arrive
-// later and for new tiles (NewTile). A chunk overwrites the memory it is
-// read into, so it is not zeroed; a tile is, unless asked otherwise.
-// Either way the memory is not collected, and its pages are not given
-// back to the system: bulk transfers and primitives in a steady state
-// touch no fresh page. On a virtual machine the first touch of a page can
-// cost more than writing it many times over: on the 2-core machine of
-// docs/benchmarks.md a fresh 32 MiB tile took 14-85 ms to touch, clearing
-// a reused one 3.3 ms.
-type recycler struct {
-	mu    sync.Mutex
-	limit int
-	held  int
-	bufs  map[int][][]float64
-}
-
-// take returns held memory of exactly n float64s, or nil.
-func (r *recycler) take(n int) []float64 {
-	nbytes := 8 * n
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	list := r.bufs[nbytes]
-	if len(list) == 0 {
-		return nil
-	}
-	b := list[len(list)-1]
-	list[len(list)-1] = nil
-	r.bufs[nbytes] = list[:len(list)-1]
-	r.held -= nbytes
-	return b
-}
-
-func (r *recycler) put(b []float64) {
-	n := len(b) * 8
-	if n <= parcel.SmallChunks {
-		// Chunks this small are read into their parcel's own room, never
-		// into recycled memory — and such a b may be a view of that room,
-		// which would keep the whole parcel alive.
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.held+n > r.limit {
-		return // over the limit: let the collector have it
-	}
-	if r.bufs == nil {
-		r.bufs = make(map[int][][]float64)
-	}
-	r.bufs[n] = append(r.bufs[n], b[:len(b):len(b)])
-	r.held += n
-}
 
 // giveBack takes back memory the locality handed out, for reuse: the
 // chunks of parcels that arrive later, of exactly b's size, are read into
@@ -78,22 +23,14 @@ func (r *recycler) put(b []float64) {
 // Nothing may use b afterwards: Tile.Release calls it once the tile's
 // last reference is gone.
 func (rt *Runtime) giveBack(b []float64) {
-	if rt.shared.give(b, rt.cfg.PoisonReleased) {
+	if rt.shared.Give(b, rt.cfg.PoisonReleased) {
 		return
 	}
 	if rt.cfg.PoisonReleased && 8*len(b) > parcel.SmallChunks {
 		// Smaller ones may be a view of a parcel's room, and are not kept.
-		poison(b)
+		memory.Poison(b)
 	}
-	rt.recycle.put(b)
-}
-
-// poison fills b with NaN (Config.PoisonReleased).
-func poison(b []float64) {
-	nan := math.NaN()
-	for i := range b {
-		b[i] = nan
-	}
+	rt.recycle.Put(b)
 }
 
 // float64s returns n zeroed float64s (NewTile): memory given back
@@ -102,7 +39,7 @@ func poison(b []float64) {
 // as hugepage.Float64s does).
 func (rt *Runtime) float64s(n int) []float64 {
 	if 8*n > parcel.SmallChunks {
-		if b := rt.recycle.take(n); b != nil {
+		if b := rt.recycle.Take(n); b != nil {
 			clear(b)
 			return b
 		}
@@ -115,7 +52,7 @@ func (rt *Runtime) float64s(n int) []float64 {
 // recycled memory is not cleared.
 func (rt *Runtime) uncleared(n int) []float64 {
 	if 8*n > parcel.SmallChunks {
-		if b := rt.recycle.take(n); b != nil {
+		if b := rt.recycle.Take(n); b != nil {
 			return b
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tessera-amt/tessera/runtime/internal/memory"
 	"log/slog"
 	"net"
 	"os"
@@ -170,9 +171,9 @@ type Runtime struct {
 
 	ctl     control
 	coll    collMailbox // collective messages and waiters (communicator.go)
-	recycle recycler
-	shared  sharedTiles // segments lent to and borrowed from localities on this machine
-	outs    outParcels  // the parcels of calls and replies being sent
+	recycle *memory.Pool
+	shared  memory.Shared // segments lent to and borrowed from localities on this machine
+	outs    outParcels    // the parcels of calls and replies being sent
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
 	tracing *tracing      // nil: not tracing (tracing.go)
@@ -208,11 +209,12 @@ func start(ctx context.Context, cfg Config, hk hooks) (*Runtime, error) {
 	}
 	rt := &Runtime{cfg: cfg, hooks: hk, here: cfg.Locality, n: cfg.NumLocalities, reg: cfg.Registry, log: cfg.Logger}
 	rt.log = rt.log.With("locality", rt.here)
-	rt.recycle.limit = cfg.RecycleBytes
-	if cfg.RecycleBytes == 0 {
-		rt.recycle.limit = DefaultRecycleBytes
+	keep := cfg.RecycleBytes
+	if keep == 0 {
+		keep = DefaultRecycleBytes
 	}
-	rt.shared.limit = rt.recycle.limit
+	rt.recycle = memory.NewPool(keep)
+	rt.shared.SetLimit(keep)
 	rt.ctx, rt.cancel = context.WithCancelCause(context.Background())
 	rt.told = make(chan struct{})
 	if err := rt.startTracing(&cfg); err != nil {
@@ -415,7 +417,7 @@ func (ph *portHandler) Buffer(h *parcel.Header, i int, n int) []byte {
 		return make([]byte, n)
 	}
 	// Overwritten by the read: recycled memory needs no clearing.
-	if b := rt.recycle.take(n / 8); b != nil {
+	if b := rt.recycle.Take(n / 8); b != nil {
 		return parcel.Float64Bytes(b)
 	}
 	return parcel.Float64Bytes(hugepage.Float64s(n / 8))
@@ -593,5 +595,5 @@ func (rt *Runtime) shutdown(cause error) {
 	rt.sched.close()
 	rt.stopTracing()
 	rt.stopMetrics()
-	rt.shared.close()
+	rt.shared.Close()
 }

@@ -1,4 +1,4 @@
-package runtime
+package memory
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/tessera-amt/tessera/internal/shm"
 )
 
-// sharedTiles is a locality's memory for lending to the localities on its
+// Shared is a locality's memory for lending to the localities on its
 // machine (internal/shm): its own segments, which sharedFloat64s hands
 // out (lendable tiles, NewTile) and giveBack takes back, and its mappings
 // of the segments other localities lent it (Channel.Lend), which giveBack
@@ -22,7 +22,7 @@ import (
 // reuses a segment only when the count is zero, so a tile lent to a
 // neighbour, and passed on by it to the next, is never overwritten under
 // them — and the owner learns of it without a message.
-type sharedTiles struct {
+type Shared struct {
 	probe *shm.Segment // this locality's probe, during the start barrier
 
 	on      bool   // some locality of the job maps this one's segments
@@ -52,11 +52,11 @@ type borrowedSeg struct {
 	refs int
 }
 
-// newProbe creates this locality's probe, a segment of one float64 that
+// NewProbe creates this locality's probe, a segment of one float64 that
 // the other localities on its machine try to map in the start barrier,
 // and returns its Desc (zero where the system has no segments or does
 // not say what machine this is).
-func (s *sharedTiles) newProbe() shm.Desc {
+func (s *Shared) NewProbe() shm.Desc {
 	if !shm.Supported || shm.Node() == "" {
 		return shm.Desc{}
 	}
@@ -70,8 +70,8 @@ func (s *sharedTiles) newProbe() shm.Desc {
 	return seg.Desc()
 }
 
-// closeProbe closes the probe once the start barrier is over.
-func (s *sharedTiles) closeProbe() {
+// CloseProbe closes the probe once the start barrier is over.
+func (s *Shared) CloseProbe() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.probe != nil {
@@ -80,10 +80,10 @@ func (s *sharedTiles) closeProbe() {
 	}
 }
 
-// mapProbes tries to map the probe of every other locality on this
+// MapProbes tries to map the probe of every other locality on this
 // machine (by nodes) with try (nil: shm.Map) and returns, by locality, 1
 // for the probes it mapped: those localities may lend to this one.
-func (s *sharedTiles) mapProbes(here uint32, nodes []string, probes []shm.Desc, try func(from uint32, d shm.Desc) error) []byte {
+func (s *Shared) MapProbes(here uint32, nodes []string, probes []shm.Desc, try func(from uint32, d shm.Desc) error) []byte {
 	mapped := make([]byte, len(nodes))
 	if int(here) >= len(nodes) || nodes[here] == "" || len(probes) != len(nodes) {
 		return mapped
@@ -105,10 +105,10 @@ func (s *sharedTiles) mapProbes(here uint32, nodes []string, probes []shm.Desc, 
 	return mapped
 }
 
-// enable turns lending on towards the localities that mapped this one's
+// Enable turns lending on towards the localities that mapped this one's
 // probe (mappers, by locality), when there is one; it runs before this
 // locality leaves the start barrier.
-func (s *sharedTiles) enable(here uint32, mappers []byte) {
+func (s *Shared) Enable(here uint32, mappers []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mappers = make([]bool, len(mappers))
@@ -119,18 +119,18 @@ func (s *sharedTiles) enable(here uint32, mappers []byte) {
 	}
 }
 
-// lendsTo tells whether this locality lends to locality l: l mapped its
+// LendsTo tells whether this locality lends to locality l: l mapped its
 // probe.
-func (s *sharedTiles) lendsTo(l uint32) bool {
+func (s *Shared) LendsTo(l uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.on && int(l) < len(s.mappers) && s.mappers[l]
 }
 
-// alloc returns an own segment of n float64s, with the owner's reference:
+// Alloc returns an own segment of n float64s, with the owner's reference:
 // zeroed, or with zero false a reused segment as its last user left it;
 // nil when lending is off or the system has no segments.
-func (s *sharedTiles) alloc(n int, zero bool) []float64 {
+func (s *Shared) Alloc(n int, zero bool) []float64 {
 	s.mu.Lock()
 	if !s.on {
 		s.mu.Unlock()
@@ -160,7 +160,7 @@ func (s *sharedTiles) alloc(n int, zero bool) []float64 {
 // reusable takes a free own segment of n float64s, or a lent one whose
 // borrowers have all given it back, and gives it the owner's reference;
 // s.mu is held.
-func (s *sharedTiles) reusable(n int) *shm.Segment {
+func (s *Shared) reusable(n int) *shm.Segment {
 	if list := s.free[n]; len(list) > 0 {
 		seg := list[len(list)-1]
 		s.free[n] = list[:len(list)-1]
@@ -178,11 +178,11 @@ func (s *sharedTiles) reusable(n int) *shm.Segment {
 	return nil
 }
 
-// give takes back b when it is a segment — this locality's (dropping the
+// Give takes back b when it is a segment — this locality's (dropping the
 // owner's reference) or a borrowed one (dropping this locality's) — and
 // tells whether it was. With poisoned, an own segment nobody holds any
 // more is filled with NaN (Config.PoisonReleased).
-func (s *sharedTiles) give(b []float64, poisoned bool) bool {
+func (s *Shared) Give(b []float64, poisoned bool) bool {
 	if 8*len(b) < hugepage.MinBytes {
 		return false // no segment is this small (sharedFloat64s)
 	}
@@ -195,7 +195,7 @@ func (s *sharedTiles) give(b []float64, poisoned bool) bool {
 			return true
 		}
 		if poisoned {
-			poison(seg.Data)
+			Poison(seg.Data)
 		}
 		n := len(seg.Data)
 		if s.held+8*n > s.limit {
@@ -228,7 +228,7 @@ func (s *sharedTiles) give(b []float64, poisoned bool) bool {
 // segmentOf returns the segment mapped here whose elements start at p —
 // this locality's, or a borrowed one — and whether this locality holds a
 // reference to it; s.mu is held.
-func (s *sharedTiles) segmentOf(p *float64) (seg *shm.Segment, held bool) {
+func (s *Shared) segmentOf(p *float64) (seg *shm.Segment, held bool) {
 	if seg := s.own[p]; seg != nil {
 		return seg, true
 	}
@@ -238,10 +238,10 @@ func (s *sharedTiles) segmentOf(p *float64) (seg *shm.Segment, held bool) {
 	return nil, false
 }
 
-// lend adds a reference to the segment that is exactly v, for a value
+// Lend adds a reference to the segment that is exactly v, for a value
 // lent to another locality, and returns its Desc; ok is false when v is
 // not a whole segment.
-func (s *sharedTiles) lend(v []float64) (d shm.Desc, ok bool) {
+func (s *Shared) Lend(v []float64) (d shm.Desc, ok bool) {
 	if 8*len(v) < hugepage.MinBytes {
 		return d, false
 	}
@@ -255,9 +255,9 @@ func (s *sharedTiles) lend(v []float64) (d shm.Desc, ok bool) {
 	return seg.Desc(), true
 }
 
-// sent counts the value lend took a reference for as lent, or, when it
+// Sent counts the value lend took a reference for as lent, or, when it
 // could not be sent (err), drops that reference again.
-func (s *sharedTiles) sent(v []float64, err error) {
+func (s *Shared) Sent(v []float64, err error) {
 	if err == nil {
 		s.lentBytes.Add(uint64(8 * len(v)))
 		return
@@ -271,10 +271,10 @@ func (s *sharedTiles) sent(v []float64, err error) {
 	}
 }
 
-// borrow maps the segment d names, lent to this locality by locality
+// Borrow maps the segment d names, lent to this locality by locality
 // from, and returns its elements; the reference that came with d is now
 // this locality's.
-func (s *sharedTiles) borrow(from uint32, d shm.Desc) ([]float64, error) {
+func (s *Shared) Borrow(from uint32, d shm.Desc) ([]float64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bs := s.peers[d]
@@ -298,7 +298,7 @@ func (s *sharedTiles) borrow(from uint32, d shm.Desc) ([]float64, error) {
 
 // evict unmaps mappings this locality holds no reference to while they
 // take more than limit bytes; s.mu is held.
-func (s *sharedTiles) evict() {
+func (s *Shared) evict() {
 	for d, bs := range s.peers {
 		if s.idle <= s.limit {
 			return
@@ -311,18 +311,18 @@ func (s *sharedTiles) evict() {
 
 // unmap forgets a mapping this locality holds no reference to; s.mu is
 // held.
-func (s *sharedTiles) unmap(d shm.Desc, bs *borrowedSeg) {
+func (s *Shared) unmap(d shm.Desc, bs *borrowedSeg) {
 	delete(s.peers, d)
 	delete(s.at, &bs.seg.Data[0])
 	s.idle -= 8 * len(bs.seg.Data)
 	bs.seg.Close()
 }
 
-// close unmaps what nobody uses when the locality ends: the free own
+// Close unmaps what nobody uses when the locality ends: the free own
 // segments and the mappings this locality holds no reference to. Memory
 // still in use (a tile of an array not released, a value lent and not
 // given back) stays mapped until the process ends.
-func (s *sharedTiles) close() {
+func (s *Shared) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for n, list := range s.free {
@@ -351,23 +351,20 @@ func (s *sharedTiles) close() {
 	s.on = false
 }
 
-// sharedFloat64s returns n float64s for a tile that this locality may
-// lend to others on its machine without a copy (Channel.Lend,
-// TileOptions.Lendable): a segment of shared memory when another locality
-// of the job, on the same machine, mapped this one's probe in the start
-// barrier and n float64s take at least 4 MiB, memory as float64s gives
-// otherwise. With zero false, memory given back is handed out as it was
-// left, not cleared first (fresh memory is zero). The memory goes back
-// with giveBack: a segment is not collected, and one never given back
-// stays mapped until the process ends.
-func (rt *Runtime) sharedFloat64s(n int, zero bool) []float64 {
-	if 8*n >= hugepage.MinBytes {
-		if b := rt.shared.alloc(n, zero); b != nil {
-			return b
-		}
-	}
-	if zero {
-		return rt.float64s(n)
-	}
-	return rt.uncleared(n)
+// SetLimit sets the bytes of free segments and idle mappings kept for
+// reuse (the runtime's Config.RecycleBytes).
+func (s *Shared) SetLimit(n int) { s.limit = n }
+
+// Traffic returns the bytes lent to other localities and borrowed from
+// them so far.
+func (s *Shared) Traffic() (lent, borrowed uint64) {
+	return s.lentBytes.Load(), s.borrowedBytes.Load()
+}
+
+// Mappings returns how many other localities' segments are mapped here,
+// and the bytes of those this locality holds no reference to (idle).
+func (s *Shared) Mappings() (n, idleBytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.peers), s.idle
 }

@@ -191,7 +191,7 @@ func TestLendOfABadSegmentFails(t *testing.T) {
 	ctx, job, ch := startSharing(t, 2, Config{})
 	rt := job.Localities
 	v := lendable(rt[0], lendFloats).Float64s()
-	d, ok := rt[0].shared.lend(v)
+	d, ok := rt[0].shared.Lend(v)
 	if !ok {
 		t.Fatal("a lendable tile is not lendable")
 	}
@@ -214,42 +214,6 @@ func TestLendOfABadSegmentFails(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "lent") {
 			t.Fatalf("%s: Get returned %v, want an error with %q", c.name, err, c.want)
 		}
-	}
-}
-
-// TestSharingNeedsAnotherLocalityOnTheMachine: a locality maps the
-// probes of the localities on its machine only, and lends to none when
-// none mapped its own: a lendable tile is then ordinary memory.
-func TestSharingNeedsAnotherLocalityOnTheMachine(t *testing.T) {
-	var s sharedTiles
-	tried := 0
-	try := func(uint32, shm.Desc) error { tried++; return nil }
-	probe := shm.Desc{PID: 1, FD: 3, Ino: 7, N: 1}
-	if m := s.mapProbes(0, []string{"host-a", "host-b"}, []shm.Desc{probe, probe}, try); m[1] != 0 || tried != 0 {
-		t.Fatalf("a probe on another machine was tried (%d) or counted (%v)", tried, m)
-	}
-	if m := s.mapProbes(0, []string{"", ""}, []shm.Desc{probe, probe}, try); m[1] != 0 || tried != 0 {
-		t.Fatalf("a probe of an unknown machine was tried (%d) or counted (%v)", tried, m)
-	}
-	if m := s.mapProbes(0, []string{"host-a", "host-a"}, []shm.Desc{probe, {}}, try); m[1] != 0 || tried != 0 {
-		t.Fatalf("a locality without a probe was tried (%d) or counted (%v)", tried, m)
-	}
-	if m := s.mapProbes(0, []string{"host-a", "host-a", "host-a"}, []shm.Desc{probe, probe, probe}, try); m[0] != 0 || m[1] != 1 || m[2] != 1 || tried != 2 {
-		t.Fatalf("two probes on the machine: tried %d, mapped %v; want 2, [0 1 1]", tried, m)
-	}
-	s.enable(0, []byte{1, 0})
-	if s.on || s.lendsTo(1) {
-		t.Fatal("lending is on though no other locality mapped the probe")
-	}
-	if b := s.alloc(lendFloats, true); b != nil {
-		t.Fatal("a segment was allocated with lending off")
-	}
-	if _, ok := s.lend(make([]float64, lendFloats)); ok {
-		t.Fatal("ordinary memory was lent")
-	}
-	s.enable(0, []byte{0, 1, 0})
-	if !s.on || !s.lendsTo(1) || s.lendsTo(2) || s.lendsTo(3) {
-		t.Fatal("lending is not on towards exactly locality 1, which mapped the probe")
 	}
 }
 
@@ -314,17 +278,13 @@ func TestIdleMappingsAreBounded(t *testing.T) {
 		got = append(got, w)
 	}
 	s := &rt[1].shared
-	s.mu.Lock()
-	if len(s.peers) != 3 || s.idle != 0 {
-		t.Errorf("3 tiles borrowed: %d mappings, %d idle bytes; want 3, 0", len(s.peers), s.idle)
+	if n, idle := s.Mappings(); n != 3 || idle != 0 {
+		t.Errorf("3 tiles borrowed: %d mappings, %d idle bytes; want 3, 0", n, idle)
 	}
-	s.mu.Unlock()
 	for _, w := range got {
 		AdoptTile(rt[1], w).Release()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.peers) != 2 || s.idle != 2*8*lendFloats {
-		t.Errorf("all given back with room for 2: %d mappings, %d idle bytes; want 2, %d", len(s.peers), s.idle, 2*8*lendFloats)
+	if n, idle := s.Mappings(); n != 2 || idle != 2*8*lendFloats {
+		t.Errorf("all given back with room for 2: %d mappings, %d idle bytes; want 2, %d", n, idle, 2*8*lendFloats)
 	}
 }
