@@ -68,7 +68,7 @@ func (ch *Channel) post(ctx context.Context, site int, tag uint64, verb string, 
 	go func() {
 		err := ctx.Err()
 		if err == nil {
-			err = r.send(0, site, v)
+			err = r.Send(0, site, v)
 		}
 		if done != nil {
 			done(err)
@@ -114,7 +114,7 @@ func (ch *Channel) Get(ctx context.Context, site int, tag uint64) *Future[[]floa
 	}
 	return Spawn(ctx, c.rt, func(wctx context.Context) ([]float64, error) {
 		r := &opRun{c: c, ctx: wctx, gen: tag, op: opChannel, count: anyCount, expect: anyCount}
-		v, err := r.recv(0, site)
+		v, err := r.Recv(0, site)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: channel %q: Get from site %d, tag %d: %w", c.name, site, tag, err)
 		}

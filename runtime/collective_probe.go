@@ -143,7 +143,7 @@ func (rt *Runtime) watchWaits() {
 		}
 		m.mu.Unlock()
 		for i := range due {
-			due[i].send(probeStep, to[i], nil) // best effort: a lost probe only means no diagnosis
+			due[i].Send(probeStep, to[i], nil) // best effort: a lost probe only means no diagnosis
 		}
 	}
 }

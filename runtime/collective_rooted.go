@@ -2,17 +2,13 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/tessera-amt/tessera/internal/hugepage"
+	"github.com/tessera-amt/tessera/runtime/internal/collective"
 )
 
 // Rooted operations: Broadcast, Reduce, Gather and Scatter, along binomial
-// trees rooted at the communicator's root.
-
-// rel and abs convert between site indices and ranks relative to the root.
-func (c *Communicator) rel(site int) int { return (site - c.root + len(c.sites)) % len(c.sites) }
-func (c *Communicator) abs(rel int) int  { return (rel + c.root) % len(c.sites) }
+// trees rooted at the communicator's root (runtime/internal/collective).
+// Their runs see the sites by rank relative to the root (rootedRun).
 
 // Broadcast gives every site the root's data; the others may pass nil.
 // The data goes down a binomial tree (ceil(log2 p) rounds). A
@@ -32,71 +28,7 @@ func (c *Communicator) broadcast(ctx context.Context, res *Reservation, data []f
 	}
 	ringFrom := c.bcastRingFrom
 	return startOp(ctx, c, res, opBroadcast, count, anyCount, func(r *opRun) ([]float64, error) {
-		p, rel := c.Size(), c.rel(c.here)
-		n := len(data)
-		mask := 1 // rel's subtree is [rel, rel+mask)
-		if rel == 0 {
-			for mask < p {
-				mask <<= 1
-			}
-		} else {
-			for rel&mask == 0 {
-				mask <<= 1
-			}
-			v, cnt, err := r.recvCount(0, c.abs(rel-mask))
-			if err != nil {
-				return nil, err
-			}
-			if cnt == anyCount {
-				return nil, fmt.Errorf("broadcast message from site %d without a count", c.abs(rel-mask))
-			}
-			data, n, r.count = v, int(cnt), cnt
-		}
-		if n*8 < ringFrom || p <= 2 {
-			if rel == 0 {
-				data = clone(data)
-			} else if len(data) != n {
-				return nil, fmt.Errorf("broadcast message of %d elements, want %d", len(data), n)
-			}
-			for mask >>= 1; mask > 0; mask >>= 1 {
-				if rel+mask < p {
-					if err := r.send(0, c.abs(rel+mask), data); err != nil {
-						return nil, err
-					}
-				}
-			}
-			if data == nil {
-				data = []float64{}
-			}
-			return data, nil
-		}
-		// Segment j of the result belongs to relative rank j.
-		seg := func(j int) (int, int) { return segment(n, p, j) }
-		span := func(from, to int) (int, int) { // the segments of ranks [from, to)
-			lo, _ := seg(from)
-			_, hi := seg(to - 1)
-			return lo, hi
-		}
-		buf := data
-		if rel == 0 {
-			buf = clone(data)
-		} else {
-			lo, hi := span(rel, min(rel+mask, p))
-			if len(data) != hi-lo {
-				return nil, fmt.Errorf("broadcast message of %d elements, want %d", len(data), hi-lo)
-			}
-			buf = hugepage.Float64s(n)
-			copy(buf[lo:hi], data)
-		}
-		for mask >>= 1; mask > 0; mask >>= 1 {
-			if rel+mask < p {
-				lo, hi := span(rel+mask, min(rel+2*mask, p))
-				if err := r.send(0, c.abs(rel+mask), buf[lo:hi]); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return buf, r.ringShare(buf, 1, seg, p-c.root)
+		return collective.Broadcast(rootedRun{r}, data, ringFrom)
 	})
 }
 
@@ -111,22 +43,7 @@ func (c *Communicator) Reduce(ctx context.Context, data []float64, op func(a, b 
 func (c *Communicator) reduce(ctx context.Context, res *Reservation, data []float64, op func(a, b float64) float64) *Future[[]float64] {
 	n := uint64(len(data))
 	return startOp(ctx, c, res, opReduce, n, n, func(r *opRun) ([]float64, error) {
-		p, rel := c.Size(), c.rel(c.here)
-		acc := clone(data)
-		for mask := 1; mask < p; mask <<= 1 {
-			if rel&mask != 0 {
-				return nil, r.send(0, c.abs(rel&^mask), acc)
-			}
-			if rel|mask < p {
-				v, err := r.recvN(0, c.abs(rel|mask), len(acc))
-				if err != nil {
-					return nil, err
-				}
-				combineInto(acc, acc, v, op)
-				r.recycle(v)
-			}
-		}
-		return acc, nil
+		return collective.Reduce(rootedRun{r}, data, combiner(op))
 	})
 }
 
@@ -141,32 +58,7 @@ func (c *Communicator) Gather(ctx context.Context, data []float64) *Future[[]flo
 func (c *Communicator) gather(ctx context.Context, res *Reservation, data []float64) *Future[[]float64] {
 	m := len(data)
 	return startOp(ctx, c, res, opGather, uint64(m), uint64(m), func(r *opRun) ([]float64, error) {
-		p, rel := c.Size(), c.rel(c.here)
-		subtree := p - rel // sites whose blocks pass through this one
-		if low := rel & -rel; low > 0 {
-			subtree = min(low, subtree)
-		}
-		buf := hugepage.Float64s(subtree * m)[:m] // blocks of relative ranks rel, rel+1, ...
-		copy(buf, data)
-		for mask := 1; mask < p; mask <<= 1 {
-			if rel&mask != 0 {
-				return nil, r.send(0, c.abs(rel&^mask), buf)
-			}
-			if src := rel | mask; src < p {
-				v, err := r.recvN(0, c.abs(src), min(mask, p-src)*m)
-				if err != nil {
-					return nil, err
-				}
-				buf = append(buf, v...)
-				r.recycle(v)
-			}
-		}
-		out := hugepage.Float64s(p * m)
-		for i := range p {
-			s := c.abs(i)
-			copy(out[s*m:(s+1)*m], buf[i*m:(i+1)*m])
-		}
-		return out, nil
+		return collective.Gather(rootedRun{r}, data, c.root)
 	})
 }
 
@@ -184,49 +76,32 @@ func (c *Communicator) scatter(ctx context.Context, res *Reservation, data []flo
 		count = uint64(len(data))
 	}
 	return startOp(ctx, c, res, opScatter, count, anyCount, func(r *opRun) ([]float64, error) {
-		p, rel := c.Size(), c.rel(c.here)
-		var buf []float64 // blocks of relative ranks rel, rel+1, ...
-		var m int
-		mask := 1
-		if rel == 0 {
-			if len(data)%p != 0 {
-				return nil, fmt.Errorf("the root's %d elements do not split into %d equal blocks", len(data), p)
-			}
-			m = len(data) / p
-			buf = hugepage.Float64s(len(data))
-			for i := range p {
-				s := c.abs(i)
-				copy(buf[i*m:(i+1)*m], data[s*m:(s+1)*m])
-			}
-			for mask < p {
-				mask <<= 1
-			}
-		} else {
-			for ; mask < p; mask <<= 1 {
-				if rel&mask != 0 {
-					v, cnt, err := r.recvCount(0, c.abs(rel-mask))
-					if err != nil {
-						return nil, err
-					}
-					blocks := min(mask, p-rel)
-					if cnt == anyCount || cnt%uint64(p) != 0 || len(v) != blocks*int(cnt/uint64(p)) {
-						return nil, fmt.Errorf("scatter message of %d elements for %d of %d sites, from a root with %d", len(v), blocks, p, countOf(cnt))
-					}
-					buf, m, r.count = v, int(cnt/uint64(p)), cnt
-					break
-				}
-			}
-		}
-		for mask >>= 1; mask > 0; mask >>= 1 {
-			if rel+mask < p {
-				hi := min(2*mask, p-rel) * m
-				if err := r.send(0, c.abs(rel+mask), buf[mask*m:hi]); err != nil {
-					return nil, err
-				}
-			}
-		}
-		out := append([]float64{}, buf[:m]...)
-		r.recycle(buf)
-		return out, nil
+		return collective.Scatter(rootedRun{r}, data, c.root)
 	})
+}
+
+// rootedRun is a run seen by rank relative to the communicator's root, as
+// the rooted algorithms see the sites: rank 0 is the root.
+type rootedRun struct{ *opRun }
+
+func (r rootedRun) site(rank int) int { return (rank + r.c.root) % len(r.c.sites) }
+
+func (r rootedRun) Rank() int { return (r.c.here - r.c.root + len(r.c.sites)) % len(r.c.sites) }
+func (r rootedRun) Send(step uint32, to int, data []float64) error {
+	return r.opRun.Send(step, r.site(to), data)
+}
+func (r rootedRun) Recv(step uint32, from int) ([]float64, error) {
+	return r.opRun.Recv(step, r.site(from))
+}
+func (r rootedRun) RecvN(step uint32, from, n int) ([]float64, error) {
+	return r.opRun.RecvN(step, r.site(from), n)
+}
+func (r rootedRun) RecvCount(step uint32, from int) ([]float64, uint64, error) {
+	return r.opRun.RecvCount(step, r.site(from))
+}
+func (r rootedRun) Post(step uint32, from int, dst []float64) {
+	r.opRun.Post(step, r.site(from), dst)
+}
+func (r rootedRun) RecvInto(step uint32, from int, dst []float64) error {
+	return r.opRun.RecvInto(step, r.site(from), dst)
 }

@@ -36,9 +36,9 @@ type collSend struct {
 	chunk [1][]byte
 }
 
-// send sends data to site `to` as message step of this generation. The
+// Send sends data to site `to` as message step of this generation. The
 // caller may reuse data when it returns.
-func (r *opRun) send(step uint32, to int, data []float64) error {
+func (r *opRun) Send(step uint32, to int, data []float64) error {
 	h := collHeader{base: r.c.name, gen: r.gen, step: step, from: uint32(r.c.here), op: r.op, count: r.count}
 	dest := r.c.sites[to]
 	// One allocation for the parcel, its header and its chunk list, reused:
@@ -66,15 +66,15 @@ func (r *opRun) send(step uint32, to int, data []float64) error {
 	return nil
 }
 
-// recv waits for message step of this generation from site `from` and
+// Recv waits for message step of this generation from site `from` and
 // checks that the sender is in the same operation with the same count.
-func (r *opRun) recv(step uint32, from int) ([]float64, error) {
-	v, _, err := r.recvCount(step, from)
+func (r *opRun) Recv(step uint32, from int) ([]float64, error) {
+	v, _, err := r.RecvCount(step, from)
 	return v, err
 }
 
-// recvCount is recv that also returns the sender's element count.
-func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
+// RecvCount is recv that also returns the sender's element count.
+func (r *opRun) RecvCount(step uint32, from int) ([]float64, uint64, error) {
 	rt := r.c.rt
 	msg, f, err := rt.coll.wait(rt.sched, r.c.box, slots.Key{Gen: r.gen, Step: step, From: uint32(from)})
 	if err != nil {
@@ -101,35 +101,47 @@ func (r *opRun) recvCount(step uint32, from int) ([]float64, uint64, error) {
 	return msg.data, msg.count, nil
 }
 
-// recvN is recv that also checks the payload's length.
-func (r *opRun) recvN(step uint32, from int, n int) ([]float64, error) {
-	v, err := r.recv(step, from)
+// RecvN is recv that also checks the payload's length.
+func (r *opRun) RecvN(step uint32, from, n int) ([]float64, error) {
+	v, err := r.Recv(step, from)
 	if err == nil && len(v) != n {
 		err = fmt.Errorf("message from site %d (locality %d) has %d elements, want %d", from, r.c.sites[from], len(v), n)
 	}
 	return v, err
 }
 
-// post has message step of this generation from site `from` read straight
+// Post has message step of this generation from site `from` read straight
 // into dst when it arrives (collMailbox.post); recvInto then takes it.
-func (r *opRun) post(step uint32, from int, dst []float64) {
+func (r *opRun) Post(step uint32, from int, dst []float64) {
 	r.c.rt.coll.post(r.c.box, slots.Key{Gen: r.gen, Step: step, From: uint32(from)}, r.c.sites[from], dst)
 }
 
-// recvInto is recvN into dst: it waits for message step from site `from`
+// RecvInto is recvN into dst: it waits for message step from site `from`
 // and leaves its elements in dst — read there by the port if the receive
 // was posted before the message came, copied otherwise.
-func (r *opRun) recvInto(step uint32, from int, dst []float64) error {
-	v, err := r.recvN(step, from, len(dst))
+func (r *opRun) RecvInto(step uint32, from int, dst []float64) error {
+	v, err := r.RecvN(step, from, len(dst))
 	if err != nil {
 		return err
 	}
 	if len(v) > 0 && &v[0] != &dst[0] {
 		copy(dst, v)
-		r.recycle(v)
+		r.Recycle(v)
 	}
 	return nil
 }
+
+// Size, Rank, SetCount, Unpost, Recycle and Uncleared complete the
+// collective.Link the algorithms see.
+func (r *opRun) Size() int                 { return len(r.c.sites) }
+func (r *opRun) Rank() int                 { return r.c.here }
+func (r *opRun) SetCount(n uint64)         { r.count = n }
+func (r *opRun) Unpost()                   { r.c.rt.coll.unpost(r.c.box, r.gen) }
+func (r *opRun) Uncleared(n int) []float64 { return r.c.rt.uncleared(n) }
+
+// Recycle hands a received payload that has been used up back to the
+// runtime, so the next message of its size is read into it.
+func (r *opRun) Recycle(v []float64) { r.c.rt.giveBack(v) }
 
 // abort fails this generation here and tells every other site, so that
 // none of them waits for messages that will not come.

@@ -37,7 +37,7 @@ func (in *inputs) site(s int) []float64 {
 }
 
 func (in *inputs) reduce(upto int, op func(a, b float64) float64) []float64 {
-	acc := clone(in.site(0))
+	acc := append([]float64(nil), in.site(0)...)
 	for s := 1; s <= upto; s++ {
 		combineInto(acc, acc, in.site(s), op)
 	}
