@@ -81,7 +81,7 @@
 // in the system's poller (the default), or busy-polling as MPI does
 // (`tessera run --progress poll`, TESSERA_PROGRESS=poll), which saves the
 // wake-up of a sleeping process per message but keeps a core busy while it
-// waits; a polling locality blocks again after PollWindow without messages
+// waits; a polling locality blocks again after 1 ms without messages
 // or when it finds its cores shared (progress.go).
 //
 // # Failure
@@ -89,7 +89,7 @@
 // A locality that dies, aborts or goes silent is detected by every other one
 // (closed connection, heartbeats). Every pending call fails with a
 // *LocalityError naming it, the runtime's context ends with that cause, and
-// Main returns within MainGrace. Nothing waits forever for a dead peer.
+// Main returns within 3 s. Nothing waits forever for a dead peer.
 //
 // A failed job is reported once, by the locality where it failed first
 // (Main returns ExitFailed there), not by each locality that stopped

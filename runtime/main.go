@@ -12,9 +12,9 @@ import (
 	"github.com/tessera-amt/tessera/internal/jobenv"
 )
 
-// MainGrace is how long Main lets the program's body return after the job
+// mainGrace is how long Main lets the program's body return after the job
 // has failed before it gives up on it and returns anyway.
-const MainGrace = 3 * time.Second
+const mainGrace = 3 * time.Second
 
 // abortWait is how long Main waits for the job's failure to reach this
 // locality when the body failed because another locality is gone or shut
@@ -29,7 +29,7 @@ const abortWait = time.Second
 // when every locality finished; ExitFailed when the job failed here (body
 // returned an error, or the locality could not start); ExitStopped when
 // this locality stopped because another failed first. It never hangs on a
-// failed job: once the job has failed it waits at most MainGrace for body
+// failed job: once the job has failed it waits at most mainGrace for body
 // to notice (body's ctx ends with the failure as its cause).
 //
 // A failure is reported once for the job, not once per locality. Under
@@ -87,7 +87,7 @@ func runMain(ctx context.Context, cfg Config, body func(ctx context.Context, rt 
 	case <-rt.Done():
 		select {
 		case err = <-errc:
-		case <-time.After(MainGrace):
+		case <-time.After(mainGrace):
 		}
 		if cause := rt.Err(); cause != nil {
 			err = cause

@@ -20,13 +20,13 @@ import (
 // future retries for a short while before it gives its lane back. A
 // polling locality keeps a core busy while it waits (it yields the core to
 // any other runnable thread between tries, and goes back to blocking after
-// PollWindow of silence on a connection).
+// pollWindow of silence on a connection).
 type Progress uint8
 
 const (
 	ProgressDefault Progress = iota // ProgressBlock (Main: TESSERA_PROGRESS first)
 	ProgressBlock                   // wait in the system's poller
-	ProgressPoll                    // busy-poll, then block after PollWindow of silence
+	ProgressPoll                    // busy-poll, then block after pollWindow of silence
 )
 
 // The names of the progress modes in TESSERA_PROGRESS and `tessera run
@@ -36,10 +36,10 @@ const (
 	ProgressNamePoll  = "poll"
 )
 
-// PollWindow is how long a polling connection reader keeps polling
+// pollWindow is how long a polling connection reader keeps polling
 // without data before it blocks; the next message then wakes it as in the
 // blocking mode, and it polls again.
-const PollWindow = time.Millisecond
+const pollWindow = time.Millisecond
 
 // futureSpin bounds how long, in poll mode, a task waiting on a future
 // retries before it gives its lane back and blocks.
@@ -71,7 +71,7 @@ func parseProgress(s string) (Progress, error) {
 // pollFor is the TCP parcelport's PollFor for mode p.
 func (p Progress) pollFor() time.Duration {
 	if p == ProgressPoll {
-		return PollWindow
+		return pollWindow
 	}
 	return 0
 }

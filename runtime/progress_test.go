@@ -145,7 +145,7 @@ func TestPollModeTCP(t *testing.T) {
 	// Every reader blocks now; the next parcels wake them. Whether a
 	// reader polls or blocks is the parcelport's state, which the runtime
 	// does not see: this pause is a length of time, not a wait for it.
-	time.Sleep(3 * PollWindow)
+	time.Sleep(3 * pollWindow)
 	err = spawnOnEach(ctx, rts, func(ctx context.Context, rt *Runtime) error {
 		_, err := Async(ctx, rt.Locality((rt.here+1)%n), echo, []byte("after a pause")).Get(ctx)
 		return err
@@ -196,7 +196,7 @@ func pollWorkload(ctx context.Context, rt *Runtime, echo Action[[]byte, []byte],
 	return c.Barrier(ctx).Err(ctx)
 }
 
-// An idle polling locality goes back to blocking: after PollWindow without
+// An idle polling locality goes back to blocking: after pollWindow without
 // messages its readers wait in the network poller, so that a job that
 // waits for long (heartbeats every 100 ms here) does not keep its cores
 // busy. The bound is loose: spinning readers would take about a core each.

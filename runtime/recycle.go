@@ -6,8 +6,8 @@ import (
 	"github.com/tessera-amt/tessera/runtime/internal/memory"
 )
 
-// DefaultRecycleBytes bounds the memory a locality keeps for reuse.
-const DefaultRecycleBytes = 256 << 20
+// defaultRecycleBytes bounds the memory a locality keeps for reuse.
+const defaultRecycleBytes = 256 << 20
 
 // giveBack takes back memory the locality handed out, for reuse: the
 // chunks of parcels that arrive later, of exactly b's size, are read into

@@ -87,7 +87,7 @@ type Config struct {
 	// still lent to another locality is left as it is.
 	PoisonReleased bool
 
-	RecycleBytes      int           // memory of released tiles kept for reuse; 0: DefaultRecycleBytes, <0: none
+	RecycleBytes      int           // memory of released tiles kept for reuse; 0: 256 MiB, <0: none
 	StartTimeout      time.Duration // limit on the start barrier; 0: 60s
 	MaxFrame          int64         // largest parcel accepted; 0: 1 GiB
 	HeartbeatInterval time.Duration // 0: 500ms
@@ -211,7 +211,7 @@ func start(ctx context.Context, cfg Config, hk hooks) (*Runtime, error) {
 	rt.log = rt.log.With("locality", rt.here)
 	keep := cfg.RecycleBytes
 	if keep == 0 {
-		keep = DefaultRecycleBytes
+		keep = defaultRecycleBytes
 	}
 	rt.recycle = memory.NewPool(keep)
 	rt.shared.SetLimit(keep)
