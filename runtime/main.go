@@ -29,7 +29,7 @@ const abortWait = time.Second
 // when every locality finished; ExitFailed when the job failed here (body
 // returned an error, or the locality could not start); ExitStopped when
 // this locality stopped because another failed first. It never hangs on a
-// failed job: once the job has failed it waits at most mainGrace for body
+// failed job: once the job has failed it waits at most 3 s for body
 // to notice (body's ctx ends with the failure as its cause).
 //
 // A failure is reported once for the job, not once per locality. Under

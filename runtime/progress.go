@@ -20,13 +20,13 @@ import (
 // future retries for a short while before it gives its lane back. A
 // polling locality keeps a core busy while it waits (it yields the core to
 // any other runnable thread between tries, and goes back to blocking after
-// pollWindow of silence on a connection).
+// a millisecond of silence on a connection).
 type Progress uint8
 
 const (
 	ProgressDefault Progress = iota // ProgressBlock (Main: TESSERA_PROGRESS first)
 	ProgressBlock                   // wait in the system's poller
-	ProgressPoll                    // busy-poll, then block after pollWindow of silence
+	ProgressPoll                    // busy-poll, then block after 1 ms of silence
 )
 
 // The names of the progress modes in TESSERA_PROGRESS and `tessera run
