@@ -13,6 +13,11 @@ func TestALSLargeLines(t *testing.T) {
 	if got := alsLargeLines(out); !slices.Equal(got, want) {
 		t.Errorf("alsLargeLines = %q, want %q", got, want)
 	}
+	// --loss-every 0: the loss after the last iteration only.
+	sparse := "[L0] als: input ready in 6.296 s\n[L0] iteration 1/2: 17.5 s\n[L0] iteration 2/2: 16.5 s, loss 688067956.8\n"
+	if got := alsLargeLines(sparse); !slices.Equal(got, want) {
+		t.Errorf("alsLargeLines without a loss on every line = %q, want %q", got, want)
+	}
 	if got := alsLargeLines("[L0] iteration 1/2: 17.5 s, loss 1\n"); got != nil {
 		t.Errorf("without the input line: %q, want nothing", got)
 	}

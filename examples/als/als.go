@@ -24,6 +24,7 @@ type params struct {
 	seed       uint64
 	solver     solver // how each row's normal equations are solved
 	cgSteps    int    // conjugate-gradient steps per row and half-step (solver cg)
+	lossEvery  int    // the loss after every so many iterations and the last; 0: the last only
 }
 
 // solver names a way to solve the rows' normal equations.
@@ -43,14 +44,14 @@ const (
 // and the loss after each iteration.
 type factorisation struct {
 	x, y   primitives.Whole
-	losses []float64
+	losses []float64 // by iteration; NaN where not computed (params.lossEvery)
 }
 
 // iteration reports one finished iteration to the program.
 type iteration struct {
 	k       int // 1-based
 	seconds float64
-	loss    float64
+	loss    float64 // NaN when not computed (params.lossEvery)
 }
 
 // als factorises the ratings r with implicit-feedback ALS (JetLag Listing
@@ -86,9 +87,11 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 		if y, err = gather(ctx, e, r.items, p.factors, yl); err != nil {
 			return nil, err
 		}
-		l, err := loss(ctx, e.Runtime(), comm, r, x.Data, y.Data, xtx, gram(y.Data, p.factors), p)
-		if err != nil {
-			return nil, err
+		l := math.NaN()
+		if k == p.iterations || (p.lossEvery > 0 && k%p.lossEvery == 0) {
+			if l, err = loss(ctx, e.Runtime(), comm, r, x.Data, y.Data, xtx, gram(y.Data, p.factors), p); err != nil {
+				return nil, err
+			}
 		}
 		out.x, out.y = x, y
 		out.losses = append(out.losses, l)

@@ -21,7 +21,7 @@ import (
 
 // testParams are small enough for the dense reference, and solve exactly
 // as Listing 4 does.
-var testParams = params{factors: 5, iterations: 4, reg: 0.1, alpha: 2, seed: 7, solver: solverExact}
+var testParams = params{factors: 5, iterations: 4, reg: 0.1, alpha: 2, seed: 7, solver: solverExact, lossEvery: 1}
 
 // runLocal runs the program body on n in-process localities and returns
 // locality 0's factorisation.
@@ -306,6 +306,8 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"--ratings", "r.csv", "--make-ratings", "x"}, "--make-ratings needs --synthetic"},
 		{[]string{"--ratings", "r.csv", "--solver", "lu"}, `--solver "lu": want cg or exact`},
 		{[]string{"--ratings", "r.csv", "--cg-steps", "0"}, "--cg-steps 0"},
+		{[]string{"--ratings", "r.csv", "--loss-every", "-1"}, "--loss-every -1"},
+		{[]string{"--ratings", "r.csv", "--memory-every", "-2"}, "--memory-every -2"},
 	}
 	for _, c := range bad {
 		var stderr bytes.Buffer
@@ -318,11 +320,31 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || o.synthetic.users != 100 || o.factors != 8 || o.alpha != 1.5 || o.iterations != 5 {
 		t.Errorf("parsed %+v, %v", o, err)
 	}
-	if o.solver != solverCG || o.cgSteps != 3 {
-		t.Errorf("default solver %q with %d steps, want cg with 3", o.solver, o.cgSteps)
+	if o.solver != solverCG || o.cgSteps != 3 || o.lossEvery != 1 || o.memoryEvery != 0 {
+		t.Errorf("default solver %q with %d steps, loss every %d, memory every %d; want cg with 3, 1, 0", o.solver, o.cgSteps, o.lossEvery, o.memoryEvery)
 	}
 	o, err = parseOptions([]string{"--ratings", "r.dat", "--solver", "exact", "--cg-steps", "5"}, &bytes.Buffer{})
 	if err != nil || o.solver != solverExact || o.cgSteps != 5 {
 		t.Errorf("parsed %+v, %v", o, err)
+	}
+}
+
+// TestLossEvery: with --loss-every 0 only the last iteration computes the
+// loss, and it is the loss that every-iteration runs compute.
+func TestLossEvery(t *testing.T) {
+	g := synthetic{users: 30, items: 20, density: 0.2, seed: 4}
+	p := testParams
+	p.iterations = 3
+	every, _, err := runLocal(t, 2, options{synthetic: g, params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.lossEvery = 0
+	last, _, err := runLocal(t, 2, options{synthetic: g, params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last.losses) != 3 || !math.IsNaN(last.losses[0]) || !math.IsNaN(last.losses[1]) || last.losses[2] != every.losses[2] {
+		t.Errorf("losses with --loss-every 0: %v; want NaN, NaN, %v", last.losses, every.losses[2])
 	}
 }

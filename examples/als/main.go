@@ -53,6 +53,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,6 +98,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&seed, "seed", 1, "seed of the initial factors and the synthetic ratings")
 	fs.StringVar(&o.output, "output", "", "`directory` for X.csv and Y.csv (none: not written)")
 	fs.BoolVar(&o.quiet, "quiet", false, "show no progress of the input's generation, writing or reading")
+	fs.IntVar(&o.lossEvery, "loss-every", 1, "compute the loss every `K` iterations and after the last (0: after the last only)")
 	fs.IntVar(&o.memoryEvery, "memory-every", 0, "every `K` iterations (and after the last), each locality prints its peak RSS and live arrays (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -122,6 +124,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("--solver %q: want cg or exact", solverName)
 	case o.cgSteps < 1:
 		return options{}, fmt.Errorf("--cg-steps %d: want at least 1", o.cgSteps)
+	case o.lossEvery < 0:
+		return options{}, fmt.Errorf("--loss-every %d: want 0 (the last iteration only) or more", o.lossEvery)
 	case o.memoryEvery < 0:
 		return options{}, fmt.Errorf("--memory-every %d: want 0 (never) or more", o.memoryEvery)
 	}
@@ -209,7 +213,11 @@ func run(ctx context.Context, rt *runtime.Runtime, acts *primitives.Actions, o o
 	start = time.Now()
 	f, err := als(ctx, e, comm, r, o.params, func(it iteration) {
 		if lead {
-			fmt.Fprintf(stdout, "iteration %d/%d: %.3f s, loss %.10g\n", it.k, o.iterations, it.seconds, it.loss)
+			if math.IsNaN(it.loss) {
+				fmt.Fprintf(stdout, "iteration %d/%d: %.3f s\n", it.k, o.iterations, it.seconds)
+			} else {
+				fmt.Fprintf(stdout, "iteration %d/%d: %.3f s, loss %.10g\n", it.k, o.iterations, it.seconds, it.loss)
+			}
 		}
 		if o.memoryEvery > 0 && (it.k%o.memoryEvery == 0 || it.k == o.iterations) {
 			c := e.Counters()

@@ -292,7 +292,7 @@ func allocated() uint64 {
 // falls every iteration.
 func TestCGNearExact(t *testing.T) {
 	g := synthetic{users: 150, items: 90, density: 0.08, seed: 11}
-	p := params{factors: 8, iterations: 15, reg: 0.1, alpha: 40, seed: 3, solver: solverExact} // alpha: the program's default
+	p := params{factors: 8, iterations: 15, reg: 0.1, alpha: 40, seed: 3, solver: solverExact, lossEvery: 1} // alpha: the program's default
 	exact, _, err := runLocal(t, 1, options{synthetic: g, params: p})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// benchRows is a user half-step of the MovieLens-20M shape, scaled down:
+// 4000 users of the long tail's mean 145 ratings over 27000 items, 64
+// factors.
+func benchRows(b *testing.B) (*sparseRows, []float64, []float64, params) {
+	b.Helper()
+	const users, items, f = 4000, 27000, 64
+	r := rand.New(rand.NewPCG(1, 2))
+	s := buildRows(0, users, func(fn func(row, col int32, v float32)) {
+		for u := range int32(users) {
+			for range 20 + r.IntN(250) {
+				fn(u, int32(r.IntN(items)), float32(1+r.IntN(10))/2)
+			}
+		}
+	})
+	if row, col, dup := s.duplicate(); dup {
+		b.Logf("duplicate rating (%d, %d) left in", row, col)
+	}
+	o := make([]float64, items*f)
+	for i := range o {
+		o[i] = r.Float64() - 0.5
+	}
+	p := params{factors: f, reg: 0.1, alpha: 40, cgSteps: 3}
+	return &s, o, gram(o, f), p
+}
+
+func BenchmarkHalfStep(b *testing.B) {
+	s, o, oto, p := benchRows(b)
+	f := p.factors
+	prev := make([]float64, s.rows()*f)
+	for i := range prev {
+		prev[i] = 0.01
+	}
+	out := make([]float64, s.rows()*f)
+	b.Run("exact", func(b *testing.B) {
+		for b.Loop() {
+			clear(out)
+			if err := solveBlock(s, o, oto, p, 0, s.rows(), out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.nnz()), "ns/rating")
+	})
+	b.Run("cg", func(b *testing.B) {
+		a := fullGram(oto, f, p.reg)
+		for b.Loop() {
+			cgBlock(s, o, a, prev, p, 0, s.rows(), out)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.nnz()), "ns/rating")
+	})
+}
