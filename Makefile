@@ -4,7 +4,7 @@ BIN     := bin
 LOCALITIES ?= 4
 # Packages whose tests run a second time under the race detector: everything
 # with goroutines of its own.
-RACE_PKGS := ./parcel/ ./runtime/ ./agas/ ./trace/ ./primitives/ ./cmd/tessera/
+RACE_PKGS := ./parcel/ ./runtime/... ./agas/ ./trace/ ./primitives/ ./cmd/tessera/
 
 .PHONY: demo test test-deps bench lint build clean
 
