@@ -3,6 +3,10 @@ package main
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/primitives"
+	"github.com/tessera-amt/tessera/runtime"
 )
 
 // benchRows is a user half-step of the MovieLens-20M shape, scaled down:
@@ -31,6 +35,8 @@ func benchRows(b *testing.B) (*sparseRows, []float64, []float64, params) {
 }
 
 func BenchmarkHalfStep(b *testing.B) {
+	reg := runtime.NewRegistry()
+	primitives.Register(reg, agas.New(reg)) // the build's BLAS, as the program has it
 	s, o, oto, p := benchRows(b)
 	f := p.factors
 	prev := make([]float64, s.rows()*f)
