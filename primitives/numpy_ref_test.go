@@ -22,16 +22,6 @@ func forLocalities5(t *testing.T, test func(t *testing.T, n int)) {
 	}
 }
 
-// strides returns the row-major strides of shape.
-func strides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for d := len(shape) - 1; d >= 0; d-- {
-		st[d] = s
-		s *= shape[d]
-	}
-	return st
-}
 
 // unravel returns the index of linear position g in shape.
 func unravel(shape []int, g int) []int {
