@@ -22,7 +22,6 @@ func forLocalities5(t *testing.T, test func(t *testing.T, n int)) {
 	}
 }
 
-
 // unravel returns the index of linear position g in shape.
 func unravel(shape []int, g int) []int {
 	idx := make([]int, len(shape))
