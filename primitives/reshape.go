@@ -28,6 +28,9 @@ func Reshape(ctx context.Context, e *Env, a *runtime.Future[*Array], shape []int
 		}
 		defer x.unpin()
 		xs := x.ann.Tiling.Shape
+		if len(xs) == 0 && e.Size() > 1 {
+			return nil, e.errorf(op, "array %s is 0-d, held by every locality: only a broadcasting operand", x.Name())
+		}
 		out, ok := inferShape(shape, x.Size())
 		if !ok {
 			return nil, e.errorf(op, "array %s of shape %v: cannot reshape array of size %d into shape %s", x.Name(), xs, x.Size(), numpyShape(shape))
