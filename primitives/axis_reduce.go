@@ -184,14 +184,16 @@ func partials[K kernel](k K, x *Array, p axisPlan, b, o annotate.Block) []float6
 		}
 		return (c - o3[d].Start) * ost[d]
 	}
+	cs := ost[2] * w // the partials' step along the innermost axis
 	for i := b3[0].Start; i < b3[0].Stop; i++ {
 		for j := b3[1].Start; j < b3[1].Stop; j++ {
-			src := (i-h3[0].Start)*hst[0] + (j-h3[1].Start)*hst[1] - h3[2].Start
-			dst := start(0, i) + start(1, j)
-			ix := i*idx[0] + j*idx[1]
-			for c := b3[2].Start; c < b3[2].Stop; c++ {
-				so := (dst + start(2, c)) * w
-				k.add(st[so:so+w], x.data[src+c], ix+c*idx[2])
+			row := x.data[(i-h3[0].Start)*hst[0]+(j-h3[1].Start)*hst[1]-h3[2].Start+b3[2].Start:]
+			so := (start(0, i) + start(1, j) + start(2, b3[2].Start)) * w
+			ix := i*idx[0] + j*idx[1] + b3[2].Start*idx[2]
+			for _, v := range row[:b3[2].Len()] {
+				k.add(st[so:so+w], v, ix)
+				so += cs
+				ix += idx[2]
 			}
 		}
 	}

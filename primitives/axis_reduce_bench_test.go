@@ -57,5 +57,5 @@ func BenchmarkNormalizeColumns(b *testing.B) {
 	}
 	b.ReportMetric(float64(took.Nanoseconds())/float64(n), "ns/op")
 	b.ReportMetric(float64(fetched)/float64(n), "bytes-fetched/op")
-	b.ReportMetric(float64(rows*cols*8)/(float64(took.Nanoseconds())/float64(n)), "MB/s")
+	b.ReportMetric(1e3*float64(rows*cols*8)/(float64(took.Nanoseconds())/float64(n)), "MB/s")
 }

@@ -244,15 +244,34 @@ func (e *Env) broadcast(ctx context.Context, op string, k uint64, xs []*Array, f
 
 // zip2 sets out[i] = fn(a[i], b[i]) over a block of extents n.
 func zip2(out []float64, n [3]int, a, b aligned, fn func(x, y float64) float64) {
-	o := 0
+	o, nc := 0, n[2]
 	for p := range n[0] {
 		for r := range n[1] {
 			ao := p*a.st[0] + r*a.st[1]
 			bo := p*b.st[0] + r*b.st[1]
-			for c := range n[2] {
-				out[o] = fn(a.data[ao+c*a.st[2]], b.data[bo+c*b.st[2]])
-				o++
+			dst := out[o : o+nc]
+			switch {
+			case a.st[2] == 1 && b.st[2] == 1:
+				x, y := a.data[ao:ao+nc], b.data[bo:bo+nc]
+				for c := range dst {
+					dst[c] = fn(x[c], y[c])
+				}
+			case a.st[2] == 1 && b.st[2] == 0:
+				x, y := a.data[ao:ao+nc], b.data[bo]
+				for c := range dst {
+					dst[c] = fn(x[c], y)
+				}
+			case a.st[2] == 0 && b.st[2] == 1:
+				x, y := a.data[ao], b.data[bo:bo+nc]
+				for c := range dst {
+					dst[c] = fn(x, y[c])
+				}
+			default:
+				for c := range dst {
+					dst[c] = fn(a.data[ao+c*a.st[2]], b.data[bo+c*b.st[2]])
+				}
 			}
+			o += nc
 		}
 	}
 }
