@@ -119,15 +119,23 @@
 // array equals the single-locality array with that seed whatever the
 // tiling.
 //
-// Element-wise (a derived result, no communication, the first input's
-// tiling): Add, Sub, Mul, Div, Equal, NotEqual,
-// Less, Greater and Map2 between conformable arrays (the same shape and the
-// same tiling); AddScalar, SubScalar, ScalarSub, MulScalar, DivScalar,
-// ScalarDiv, EqualScalar, NotEqualScalar (Listing 4's _ne(a, 0.0, true)),
-// LessScalar, GreaterScalar with a scalar; Exp, Log, Sqrt, Abs, Neg and
-// Map. Comparisons give 0/1 masks. Transpose reverses the dimensions
-// (a row-tiled matrix becomes column-tiled): each locality transposes its
-// own tile and the annotation's spans swap.
+// Element-wise (a derived result, no collective): Add, Sub, Mul, Div,
+// Pow, Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, Maximum,
+// Minimum and Map2 between two arrays, Where and Clip among three, all
+// broadcast by numpy's rules (broadcast.go): the result is tiled like the
+// first operand of the result's shape, and an operand tiled otherwise, or
+// smaller, is aligned by fetching the blocks a locality lacks, once;
+// shapes that do not broadcast are an error naming both shapes numpy's
+// way. Scalar makes a 0-d operand, held by every locality. AddScalar,
+// SubScalar, ScalarSub, MulScalar, DivScalar, ScalarDiv, EqualScalar,
+// NotEqualScalar (Listing 4's _ne(a, 0.0, true)), LessScalar,
+// GreaterScalar and ClipScalar take a number; Exp, Log, Sqrt, Abs, Neg and
+// Map one array. Comparisons give 0/1 masks. Transpose reverses the
+// dimensions (a row-tiled matrix becomes column-tiled) and TransposeAxes
+// permutes them: each locality permutes its own tile and the annotation's
+// spans follow. Reshape keeps every tile where it is, or fails. Updates —
+// SetBlock, SetRow, SetColumn, FillBlock — make a new generation whose
+// tiles the update misses share the old memory.
 //
 // Moving and multiplying (fetches, no collective unless said): Retile
 // (retile_d) lays an array out anew — any kind, explicit tiles, with or
@@ -135,10 +143,12 @@
 // locality copies what it owned and fetches every other piece of its new
 // tile from its owner. VDot is the inner product of two vectors (partial
 // dots over the owned elements, the other vector's matching blocks fetched
-// when tiled differently, one AllReduce). Dot multiplies a row-tiled
-// matrix by a vector or a matrix (gemv/gemm on each locality's rows, after
-// fetching the blocks of the right operand it lacks); the result is
-// row-tiled like the matrix.
+// when tiled differently, one AllReduce). Dot is numpy's dot of vectors
+// and matrices of any tiling: it picks, from the annotations, the plan
+// that moves the fewest bytes (by rows, by columns, or splitting the inner
+// dimension with one AllGather) and gathers an operand whole only below
+// DotGatherLimit elements. Outer, Concatenate and Stack fetch the pieces
+// their tiles need.
 //
 // Slicing follows numpy: Slice(a, block) is a[r0:r1, c0:c1] with a's
 // number of dimensions, SliceRow and SliceColumn are a[i, :] and a[:, j]
@@ -148,7 +158,13 @@
 // Reductions (local work on the owned elements plus one collective): Sum,
 // Mean, Max, Min (NaN if any element is NaN), ArgMax and ArgMin (the global
 // row-major linear index; the smallest index on a tie, the first NaN if
-// any). Shape needs no communication. AllGather returns the whole array on
+// any). Along an axis (axis_reduce.go): SumAxis, ProdAxis, MeanAxis,
+// VarAxis, StdAxis, MinAxis, MaxAxis, ArgMinAxis, ArgMaxAxis (indices as
+// float64 exact integers), AnyAxis and AllAxis, with keepdims, or
+// ReduceAxis and ReduceAxisWhole: no communication along an axis no tile
+// splits (the result tiled like the remaining axes), else one AllGather of
+// partial results and a replicated result. docs/numpy.md maps numpy's and
+// Phylanx's names to these. Shape needs no communication. AllGather returns the whole array on
 // every locality as a Whole (shape and row-major data), through one
 // AllToAllV of the owned tile blocks.
 //
@@ -221,8 +237,10 @@
 // Bad input fails the returned future with an error naming the primitive,
 // the locality, the arrays and what was expected: mismatched shapes
 // ("arrays a/0 of shape [7 5] and b/0 of shape [5 7] are not conformable"),
-// different tilings, a tiling with more tiles than elements along a split
-// dimension, a tiling of another shape or tile count, the maximum of an
-// empty array. A failed input fails every primitive that depends on it
+// shapes that do not broadcast ("operands could not be broadcast together
+// with shapes (7,5) (5,7)"), an axis out of range, a reshape that would
+// move data, an update whose value does not broadcast to the part, a
+// tiling with more tiles than elements along a split dimension, a tiling
+// of another shape or tile count, the maximum of an empty array. A failed input fails every primitive that depends on it
 // with its error.
 package primitives

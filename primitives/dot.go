@@ -5,7 +5,6 @@ import (
 
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -54,78 +53,6 @@ func VDot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Fu
 		}
 		return v[0], nil
 	})
-}
-
-// Dot returns the matrix product of a and b (dot_d): a 2-D matrix of m×k
-// times a vector of k (gemv) or a matrix of k×n (gemm). a must be tiled by
-// rows (every tile holds whole rows: annotate.Row, or explicit row blocks,
-// with or without an overlap) and b may be tiled in any way: each locality
-// fetches the blocks of b it does not hold (all of b: every row of a meets
-// every element of b) and multiplies its held rows with gonum's BLAS. The
-// result is tiled by rows like a — the same owned and held rows — and named
-// like an element-wise result. Two vectors are VDot's; other shapes, a
-// mismatched inner dimension or a not row-tiled a fail the future.
-func Dot(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	const op = "Dot"
-	k := e.derive()
-	return runtime.Dataflow2(ctx, func(ctx context.Context, x, y *Array) (*Array, error) {
-		if err := pinBoth(e, op, x, y); err != nil {
-			return nil, err
-		}
-		defer x.unpin()
-		defer y.unpin()
-		if err := e.adopt(op, y); err != nil {
-			return nil, err
-		}
-		xs, ys := x.ann.Tiling.Shape, y.ann.Tiling.Shape
-		switch {
-		case len(xs) == 1 && len(ys) == 1:
-			return nil, e.errorf(op, "arrays %s and %s are vectors: their inner product is VDot's", x.Name(), y.Name())
-		case len(xs) != 2 || len(ys) > 2:
-			return nil, e.errorf(op, "arrays %s of shape %v and %s of shape %v: want a matrix times a vector or a matrix", x.Name(), xs, y.Name(), ys)
-		case xs[1] != ys[0]:
-			return nil, e.errorf(op, "arrays %s of shape %v and %s of shape %v are not conformable: %d columns against %d rows",
-				x.Name(), xs, y.Name(), ys, xs[1], ys[0])
-		}
-		for i, t := range x.ann.Tiling.Tiles {
-			if t.Halo[1].Start != 0 || t.Halo[1].Stop != xs[1] {
-				return nil, e.errorf(op, "array %s of shape %v: locality %d holds %v, not whole rows; want a row-tiled matrix (Retile it to annotate.Row)",
-					x.Name(), xs, i, t.Halo)
-			}
-		}
-		// The result: a's rows, b's columns (none for a vector).
-		shape := []int{xs[0]}
-		if len(ys) == 2 {
-			shape = append(shape, ys[1])
-		}
-		t := annotate.Tiling{Shape: shape, Tiles: make([]annotate.Tile, len(x.ann.Tiling.Tiles))}
-		for i, xt := range x.ann.Tiling.Tiles {
-			t.Tiles[i] = annotate.Tile{Owned: rowsOf(shape, xt.Owned[0]), Halo: rowsOf(shape, xt.Halo[0])}
-		}
-		if err := t.Validate(); err != nil {
-			return nil, e.errorf(op, "array %s: the result's tiling: %v", x.Name(), err)
-		}
-		whole, mem, err := e.blockOf(ctx, op, y, annotate.WholeBlock(ys))
-		if err != nil {
-			return nil, err
-		}
-		defer mem.Release()
-		h := t.Tiles[e.Locality()].Halo
-		data := e.tile(h.Size())
-		rows := h[0].Len()
-		if rows > 0 && xs[1] > 0 {
-			A := blas64.General{Rows: rows, Cols: xs[1], Data: x.data, Stride: xs[1]}
-			if len(ys) == 1 {
-				blas64.Gemv(blas.NoTrans, 1, A, blas64.Vector{N: ys[0], Data: whole, Inc: 1}, 0, blas64.Vector{N: rows, Data: data, Inc: 1})
-			} else if ys[1] > 0 {
-				B := blas64.General{Rows: ys[0], Cols: ys[1], Data: whole, Stride: ys[1]}
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, A, B, 0, blas64.General{Rows: rows, Cols: ys[1], Data: data, Stride: ys[1]})
-			}
-		}
-		ann := derivedAnnotation(k, x, y)
-		ann.Tiling = t
-		return e.newArray(op, ann, data)
-	}, a, b)
 }
 
 // rowsOf is the block of rows r of an array of shape (1-D or 2-D): all

@@ -133,9 +133,9 @@ func TestDotErrors(t *testing.T) {
 			f    func() error
 			want []string
 		}{
-			{"vector . vector", func() error { _, err := Dot(ctx, e, v, w).Get(ctx); return err }, []string{"Dot", "v/0", "VDot"}},
+			{"vector . vector", func() error { _, err := Dot(ctx, e, v, w).Get(ctx); return err }, []string{"Dot", "v/0", "w/0", "not conformable"}},
 			{"not conformable", func() error { _, err := Dot(ctx, e, a, w).Get(ctx); return err }, []string{"Dot", "a/0", "w/0", "not conformable"}},
-			{"column-tiled", func() error { _, err := Dot(ctx, e, c, v).Get(ctx); return err }, []string{"Dot", "c/0", "row-tiled"}},
+			{"matrix . matrix", func() error { _, err := Dot(ctx, e, c, a).Get(ctx); return err }, []string{"Dot", "c/0", "a/0", "not conformable", "shapes (6,4) and (6,4) not aligned"}},
 			{"vdot lengths", func() error { _, err := VDot(ctx, e, v, w).Get(ctx); return err }, []string{"VDot", "v/0", "w/0"}},
 		} {
 			err := tc.f()

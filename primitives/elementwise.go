@@ -43,14 +43,15 @@ func Map2(ctx context.Context, e *Env, a, b *runtime.Future[*Array], fn func(x, 
 
 func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
 	k := e.derive()
-	return runtime.Dataflow2(ctx, func(_ context.Context, x, y *Array) (*Array, error) {
+	return runtime.Dataflow2(ctx, func(ctx context.Context, x, y *Array) (*Array, error) {
 		if err := pinBoth(e, op, x, y); err != nil {
 			return nil, err
 		}
 		defer x.unpin()
 		defer y.unpin()
-		if err := conformable(e, op, x, y); err != nil {
-			return nil, err
+		if conformable(e, op, x, y) != nil {
+			// Other shapes or tilings: NumPy's broadcasting (broadcast.go).
+			return e.broadcast2(ctx, op, k, x, y, fn)
 		}
 		data := e.tile(len(x.data))
 		for i, v := range x.data {

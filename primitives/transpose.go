@@ -9,10 +9,10 @@ import (
 // Transpose returns a with its dimensions reversed (transpose_d): rows and
 // columns swap for a 2-D array, so a row-tiled array becomes column-tiled;
 // a 1-D array is unchanged and a 3-D array (pages, rows, columns) becomes
-// (columns, rows, pages), as numpy's transpose without axes. Every locality
-// transposes its own tile and the spans swap in the annotation
-// (annotate.Tiling.Transpose); nothing is communicated. The generation is
-// incremented.
+// (columns, rows, pages), as numpy's transpose without axes (TransposeAxes
+// takes them). Every locality transposes its own tile and the spans swap
+// in the annotation (annotate.Tiling.Transpose); nothing is communicated.
+// The generation is incremented.
 func Transpose(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Then(ctx, a, func(_ context.Context, x *Array) (*Array, error) {
