@@ -33,6 +33,11 @@ func allReduce(ctx context.Context, e *Env, op string, a *runtime.Future[*Array]
 		if err != nil {
 			return nil, err
 		}
+		if x.NDim() == 0 {
+			// A 0-d array is whole on every locality: nothing to combine
+			// (every locality leaves the reservation unused alike).
+			return v, nil
+		}
 		out, err := r.AllReduce(ctx, v, combine).Get(ctx)
 		if err != nil {
 			return nil, e.wrap(op, err)
@@ -135,6 +140,9 @@ func argExtremum(ctx context.Context, e *Env, op string, a *runtime.Future[*Arra
 		defer x.unpin()
 		if x.Size() == 0 {
 			return 0, e.errorf(op, "array %s of shape %v has no element", x.Name(), x.ann.Tiling.Shape)
+		}
+		if x.NDim() == 0 {
+			return 0, nil // the one element, on every locality
 		}
 		t := x.ann.Local()
 		bv, bi := math.NaN(), -1

@@ -246,3 +246,26 @@ func TestEmptyReductions(t *testing.T) {
 		return nil
 	})
 }
+
+// The whole-array reductions of a 0-d array (Scalar) give its value on
+// any number of localities, which all hold it.
+func TestReductionsOfAScalar(t *testing.T) {
+	forLocalities(t, func(t *testing.T, n int) {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			s := Scalar(ctx, e, 2.5)
+			for name, f := range map[string]*runtime.Future[float64]{
+				"Sum": Sum(ctx, e, s), "Mean": Mean(ctx, e, s), "Max": Max(ctx, e, s), "Min": Min(ctx, e, s),
+			} {
+				if v, err := f.Get(ctx); err != nil || v != 2.5 {
+					return fmt.Errorf("%s of Scalar(2.5) on %d localities: %v, %v", name, n, v, err)
+				}
+			}
+			for name, f := range map[string]*runtime.Future[int]{"ArgMax": ArgMax(ctx, e, s), "ArgMin": ArgMin(ctx, e, s)} {
+				if i, err := f.Get(ctx); err != nil || i != 0 {
+					return fmt.Errorf("%s of Scalar(2.5) on %d localities: %v, %v", name, n, i, err)
+				}
+			}
+			return nil
+		})
+	})
+}
