@@ -1,0 +1,383 @@
+package primitives
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"sync"
+
+	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/zarr"
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+// ZarrOptions says how WriteZarr stores an array.
+type ZarrOptions struct {
+	// Chunks is the chunk shape, one extent per dimension; nil gives the
+	// extents of the largest tile, halved along the outermost dimension
+	// that allows it until a chunk holds at most 8 MiB.
+	Chunks []int
+	// Dtype is "<f8" (the default) or "<i8" (every element must then be an
+	// integer: argmin indices, labels).
+	Dtype string
+	// Compressor is "" or "none", "zlib", "gzip" or "zstd"; Level its
+	// level (0: 1 for zlib and gzip, 3 for zstd).
+	Compressor string
+	Level      int
+}
+
+// zarrChunkBytes bounds the default chunk.
+const zarrChunkBytes = 8 << 20
+
+// WriteZarr stores a as a Zarr version 2 array in the directory path (a
+// directory store every locality can reach, created if missing; an
+// existing .zarray and chunks of the same names are replaced). Each chunk
+// is written by the locality owning its first element, in parallel over
+// the locality's cores: from its own tile, or with the chunk's block
+// fetched when the chunk reaches into other tiles. Locality 0 writes the
+// metadata. One barrier, reserved when called, ends the write on every
+// locality, so the future fails everywhere when one locality fails.
+func WriteZarr(ctx context.Context, e *Env, a *runtime.Future[*Array], path string, opts ZarrOptions) *runtime.Future[struct{}] {
+	const op = "WriteZarr"
+	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (struct{}, error) {
+		x, err := a.Get(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if err := x.pin(e, op); err != nil {
+			return struct{}{}, err
+		}
+		defer x.unpin()
+		if err := writeZarr(ctx, e, x, path, opts); err != nil {
+			return struct{}{}, err
+		}
+		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
+			return struct{}{}, e.wrap(op, err)
+		}
+		return struct{}{}, nil
+	})
+}
+
+// zarrMeta returns the metadata WriteZarr gives x.
+func zarrMeta(x *Array, opts ZarrOptions) (zarr.Meta, error) {
+	shape := x.ann.Tiling.Shape
+	m := zarr.Meta{Shape: slices.Clone(shape), Dtype: opts.Dtype, Chunks: slices.Clone(opts.Chunks)}
+	if m.Dtype == "" {
+		m.Dtype = zarr.Float64
+	}
+	switch opts.Compressor {
+	case "", "none":
+	case "zlib", "gzip", "zstd":
+		level := opts.Level
+		if level == 0 {
+			level = 1
+			if opts.Compressor == "zstd" {
+				level = 3
+			}
+		}
+		m.Compressor = &zarr.Compressor{ID: opts.Compressor, Level: level}
+	default:
+		return m, fmt.Errorf("compressor %q: want none, zlib, gzip or zstd", opts.Compressor)
+	}
+	if m.Chunks == nil {
+		m.Chunks = defaultChunks(x.ann.Tiling)
+	}
+	if len(m.Chunks) != len(shape) {
+		return m, fmt.Errorf("chunks %v for shape %v: want one extent per dimension", m.Chunks, shape)
+	}
+	for _, c := range m.Chunks {
+		if c < 1 {
+			return m, fmt.Errorf("chunks %v: want extents >= 1", m.Chunks)
+		}
+	}
+	return m, nil
+}
+
+// defaultChunks is the largest tile's extents, halved along the outermost
+// dimension that allows it until a chunk holds at most zarrChunkBytes.
+func defaultChunks(t annotate.Tiling) []int {
+	c := make([]int, len(t.Shape))
+	for _, tile := range t.Tiles {
+		for d, s := range tile.Owned {
+			c[d] = max(c[d], s.Len(), 1)
+		}
+	}
+	for {
+		n := 8
+		for _, v := range c {
+			n *= v
+		}
+		if n <= zarrChunkBytes {
+			return c
+		}
+		d := 0
+		for d < len(c)-1 && c[d] == 1 {
+			d++
+		}
+		if c[d] == 1 {
+			return c
+		}
+		c[d] = (c[d] + 1) / 2
+	}
+}
+
+// chunkBlock is the part of the array chunk idx covers (clipped to the
+// shape) and the chunk's whole block (not clipped).
+func chunkBlock(m zarr.Meta, idx []int) (clipped, whole annotate.Block) {
+	clipped, whole = make(annotate.Block, len(idx)), make(annotate.Block, len(idx))
+	for d, i := range idx {
+		start := i * m.Chunks[d]
+		whole[d] = annotate.Span{Start: start, Stop: start + m.Chunks[d]}
+		clipped[d] = annotate.Span{Start: start, Stop: min(start+m.Chunks[d], m.Shape[d])}
+	}
+	return clipped, whole
+}
+
+// chunksOf calls fn with the index of every chunk meeting block b.
+func chunksOf(m zarr.Meta, b annotate.Block, fn func(idx []int)) {
+	if b.Empty() {
+		return
+	}
+	lo, hi := make([]int, len(b)), make([]int, len(b))
+	for d, s := range b {
+		lo[d], hi[d] = s.Start/m.Chunks[d], (s.Stop-1)/m.Chunks[d]
+	}
+	idx := slices.Clone(lo)
+	for {
+		fn(slices.Clone(idx))
+		d := len(idx) - 1
+		for ; d >= 0; d-- {
+			if idx[d]++; idx[d] <= hi[d] {
+				break
+			}
+			idx[d] = lo[d]
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+// zarrJob is one chunk to encode and write, or to read and decode.
+type zarrJob struct {
+	idx   []int
+	block annotate.Block // the chunk's part of the array
+	data  []float64      // WriteZarr: the block's elements, row-major
+}
+
+// writeZarr writes this locality's chunks.
+func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOptions) error {
+	const op = "WriteZarr"
+	fail := func(format string, args ...any) error {
+		return e.errorf(op, "array %s to zarr %s: %s", x.ann.FullName(), path, fmt.Sprintf(format, args...))
+	}
+	m, err := zarrMeta(x, opts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fail("%v", err)
+	}
+	if e.Locality() == 0 {
+		meta, err := m.Marshal()
+		if err != nil {
+			return fail("%v", err)
+		}
+		if err := os.WriteFile(filepath.Join(path, ".zarray"), meta, 0o644); err != nil {
+			return fail("%v", err)
+		}
+	}
+	owned, held := x.ann.Local().Owned, x.ann.Local().Halo
+	var jobs []zarrJob
+	var fetches []*runtime.Future[[]float64]
+	chunksOf(m, owned, func(idx []int) {
+		b, _ := chunkBlock(m, idx)
+		first := make(annotate.Block, len(b))
+		for d, s := range b {
+			first[d] = annotate.Span{Start: s.Start, Stop: s.Start + 1}
+		}
+		if !owned.Contains(first) {
+			return // another locality writes it
+		}
+		j := zarrJob{idx: idx, block: b}
+		if held.Contains(b) {
+			j.data = make([]float64, b.Size())
+			copyBlock(j.data, b, x.data, held, b)
+			fetches = append(fetches, nil)
+		} else {
+			fetches = append(fetches, x.Fetch(ctx, b))
+		}
+		jobs = append(jobs, j)
+	})
+	var codec zarr.Codec
+	return e.parallel(len(jobs), func(i int) error {
+		j := &jobs[i]
+		if f := fetches[i]; f != nil {
+			d, err := f.Get(ctx)
+			if err != nil {
+				return e.wrap(op, err)
+			}
+			j.data = d
+		}
+		clipped, whole := chunkBlock(m, j.idx)
+		vals := j.data
+		if !clipped.Equal(whole) { // an edge chunk, stored whole
+			vals = make([]float64, whole.Size())
+			for k := range vals {
+				vals[k] = m.Fill
+			}
+			copyBlock(vals, whole, j.data, clipped, clipped)
+		}
+		enc, err := codec.Encode(m, vals)
+		if err != nil {
+			return fail("chunk %s: %v", m.Key(j.idx), err)
+		}
+		if err := os.WriteFile(filepath.Join(path, m.Key(j.idx)), enc, 0o644); err != nil {
+			return fail("%v", err)
+		}
+		return nil
+	}, func(i int) bool { return fetches[i] != nil })
+}
+
+// parallel runs fn(0..n-1) over this process's cores and returns the first
+// error. The indices for which waits(i) is true call futures' Get, which
+// needs the task's own goroutine: those run there, the others on
+// goroutines of their own.
+func (e *Env) parallel(n int, fn func(i int) error, waits func(i int) bool) error {
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	record := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+	}
+	work := make(chan int)
+	for range max(1, goruntime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := fn(i); err != nil {
+					record(err)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		if waits != nil && waits(i) {
+			if err := fn(i); err != nil {
+				record(err)
+			}
+			continue
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return first
+}
+
+// ZarrReadOptions says how ReadZarr lays out the array it reads.
+type ZarrReadOptions struct {
+	// Layout names and tiles the array; an empty Name gives
+	// "<base>_zarr_<k>" (base: the directory's name without extension).
+	Layout Layout
+}
+
+// ReadZarr reads the Zarr version 2 array in the directory path (dtype
+// "<f8" or "<i8", order C, no filters; no compressor, zlib, gzip, zstd or
+// Blosc with lz4, zlib or zstd, as Python zarr writes by default) into an
+// array laid out by opts.Layout, any tiling. Each locality reads the
+// metadata and only the chunks its tile meets, in parallel over its cores;
+// a missing chunk is the fill value, as zarr reads it. One barrier,
+// reserved when called, makes a bad file (unsupported dtype or compressor,
+// order F, a corrupt chunk) fail the future on every locality; the error
+// names the array, the locality and what was expected.
+func ReadZarr(ctx context.Context, e *Env, path string, opts ZarrReadOptions) *runtime.Future[*Array] {
+	const op = "ReadZarr"
+	l := opts.Layout
+	if l.Name == "" {
+		l.Name = e.newName(csvBase(filepath.Clean(path)) + "_zarr")
+	}
+	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (*Array, error) {
+		x, err := readZarr(e, path, l)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
+			return nil, e.wrap(op, err)
+		}
+		return x, nil
+	})
+}
+
+// readZarr reads this locality's tile.
+func readZarr(e *Env, path string, l Layout) (*Array, error) {
+	const op = "ReadZarr"
+	fail := func(format string, args ...any) error {
+		return e.errorf(op, "zarr %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	raw, err := os.ReadFile(filepath.Join(path, ".zarray"))
+	if err != nil {
+		return nil, fail("no array metadata: %v", err)
+	}
+	m, err := zarr.ParseMeta(path, raw)
+	if err != nil {
+		return nil, e.wrap(op, err)
+	}
+	ann, err := e.annotation(op, m.Shape, l)
+	if err != nil {
+		return nil, err
+	}
+	h := ann.Local().Halo
+	data := e.tile(h.Size())
+	var jobs []zarrJob
+	chunksOf(m, h, func(idx []int) {
+		b, _ := chunkBlock(m, idx)
+		jobs = append(jobs, zarrJob{idx: idx, block: b})
+	})
+	var codec zarr.Codec
+	err = e.parallel(len(jobs), func(i int) error {
+		j := jobs[i]
+		sub, _ := j.block.Intersect(h)
+		key := m.Key(j.idx)
+		stored, err := os.ReadFile(filepath.Join(path, key))
+		if errors.Is(err, fs.ErrNotExist) {
+			fillBlock(data, h, sub, m.Fill)
+			return nil
+		}
+		if err != nil {
+			return fail("chunk %s: %v", key, err)
+		}
+		vals, err := codec.Decode(m, stored)
+		if err != nil {
+			return fail("chunk %s: %v", key, err)
+		}
+		_, whole := chunkBlock(m, j.idx)
+		copyBlock(data, h, vals, whole, sub)
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.newArray(op, ann, data)
+}
+
+// fillBlock sets block sub of dst, row-major over block db, to v.
+func fillBlock(dst []float64, db, sub annotate.Block, v float64) {
+	src := make([]float64, sub.Size())
+	for i := range src {
+		src[i] = v
+	}
+	copyBlock(dst, db, src, sub, sub)
+}
