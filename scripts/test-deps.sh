@@ -5,7 +5,6 @@
 #   otf2-tools            (otf2-print: the trace package's real-reader test)
 #   python3-otf2          (the python read-back of the trace package's test)
 #   prometheus            (promtool: checks what the runtime serves at /metrics)
-#   python3-zarr, python3-dask, python3-sklearn, python3-numpy (Zarr, NPY, examples)
 #
 # Installs only as root and only what is missing; elsewhere it says so and
 # the tests that need the tools skip, loudly, and fail instead under CI=true.
