@@ -63,9 +63,9 @@ func WriteZarr(ctx context.Context, e *Env, a *runtime.Future[*Array], path stri
 	})
 }
 
-// zarrMeta returns the metadata WriteZarr gives x.
-func zarrMeta(x *Array, opts ZarrOptions) (zarr.Meta, error) {
-	shape := x.ann.Tiling.Shape
+// zarrMeta returns the metadata WriteZarr gives an array tiled by t.
+func zarrMeta(t annotate.Tiling, opts ZarrOptions) (zarr.Meta, error) {
+	shape := t.Shape
 	m := zarr.Meta{Shape: slices.Clone(shape), Dtype: opts.Dtype, Chunks: slices.Clone(opts.Chunks)}
 	if m.Dtype == "" {
 		m.Dtype = zarr.Float64
@@ -85,7 +85,7 @@ func zarrMeta(x *Array, opts ZarrOptions) (zarr.Meta, error) {
 		return m, fmt.Errorf("compressor %q: want none, zlib, gzip or zstd", opts.Compressor)
 	}
 	if m.Chunks == nil {
-		m.Chunks = defaultChunks(x.ann.Tiling)
+		m.Chunks = defaultChunks(t)
 	}
 	if len(m.Chunks) != len(shape) {
 		return m, fmt.Errorf("chunks %v for shape %v: want one extent per dimension", m.Chunks, shape)
@@ -176,7 +176,7 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 	fail := func(format string, args ...any) error {
 		return e.errorf(op, "array %s to zarr %s: %s", x.ann.FullName(), path, fmt.Sprintf(format, args...))
 	}
-	m, err := zarrMeta(x, opts)
+	m, err := zarrMeta(x.ann.Tiling, opts)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -380,4 +380,51 @@ func fillBlock(dst []float64, db, sub annotate.Block, v float64) {
 		src[i] = v
 	}
 	copyBlock(dst, db, src, sub, sub)
+}
+
+// SaveZarr stores w, a whole array one locality holds (an AllGather's
+// result, a small replicated result such as k-means centres), as a Zarr
+// version 2 array in the directory path, from this process alone: chunks
+// as opts says (nil: the whole array as one chunk up to 8 MiB). Unlike
+// WriteZarr it is not a collective; one locality calls it.
+func SaveZarr(path string, w Whole, opts ZarrOptions) error {
+	t, err := annotate.New(annotate.Row, w.Shape, 1)
+	if err != nil {
+		return fmt.Errorf("primitives: SaveZarr %s: %v", path, err)
+	}
+	m, err := zarrMeta(t, opts)
+	if err == nil && len(w.Data) != annotate.WholeBlock(w.Shape).Size() {
+		err = fmt.Errorf("%d elements for shape %v", len(w.Data), w.Shape)
+	}
+	if err == nil {
+		err = os.MkdirAll(path, 0o755)
+	}
+	var meta []byte
+	if err == nil {
+		meta, err = m.Marshal()
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(path, ".zarray"), meta, 0o644)
+	}
+	var codec zarr.Codec
+	whole := annotate.WholeBlock(w.Shape)
+	chunksOf(m, whole, func(idx []int) {
+		if err != nil {
+			return
+		}
+		clipped, full := chunkBlock(m, idx)
+		vals := make([]float64, full.Size())
+		for k := range vals {
+			vals[k] = m.Fill
+		}
+		copyBlock(vals, full, w.Data, whole, clipped)
+		var enc []byte
+		if enc, err = codec.Encode(m, vals); err == nil {
+			err = os.WriteFile(filepath.Join(path, m.Key(idx)), enc, 0o644)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("primitives: SaveZarr %s: %v", path, err)
+	}
+	return nil
 }

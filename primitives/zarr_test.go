@@ -257,3 +257,45 @@ func TestZarrBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveZarr stores whole arrays from one process, read back by ReadZarr
+// on 3 localities.
+func TestSaveZarr(t *testing.T) {
+	dir := t.TempDir()
+	for i, shape := range testShapes {
+		opts := ZarrOptions{Compressor: "zstd"}
+		if i == 1 {
+			opts = ZarrOptions{Chunks: []int{2, 2}, Dtype: "<i8"}
+		}
+		ref := exactData(shape)
+		if opts.Dtype == "<i8" {
+			for g := range ref {
+				ref[g] = float64(g - 4)
+			}
+		}
+		if err := SaveZarr(filepath.Join(dir, fmt.Sprint(i)), Whole{Shape: shape, Data: ref}, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := SaveZarr(filepath.Join(dir, "bad"), Whole{Shape: []int{3}, Data: []float64{1}}, ZarrOptions{}); err == nil || !strings.Contains(err.Error(), "1 elements for shape [3]") {
+		t.Errorf("short data: %v", err)
+	}
+	runJob(t, 3, func(ctx context.Context, e *Env) error {
+		for i, shape := range testShapes {
+			ref := exactData(shape)
+			if i == 1 {
+				for g := range ref {
+					ref[g] = float64(g - 4)
+				}
+			}
+			x, err := ReadZarr(ctx, e, filepath.Join(dir, fmt.Sprint(i)), ZarrReadOptions{Layout: Tiled(annotate.Sym)}).Get(ctx)
+			if err != nil {
+				return err
+			}
+			if err := checkTile(x, ref, fmt.Sprint("saved ", shape)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
