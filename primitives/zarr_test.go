@@ -84,7 +84,8 @@ func TestZarrRoundTrip(t *testing.T) {
 }
 
 // TestZarrWithPython has Python zarr write arrays (its default Blosc-lz4
-// compressor, with a missing chunk) that Tessera reads on 1 to 4
+// compressor, with missing chunks, with nested chunk keys) that Tessera
+// reads on 1 to 4
 // localities, and reads with zarr and dask.array.from_zarr what Tessera
 // writes.
 func TestZarrWithPython(t *testing.T) {
@@ -99,6 +100,8 @@ for name, shape, chunks in [('a1', (29,), (8,)), ('a2', (23, 9), (5, 4)), ('a3',
     z[...] = (np.arange(n) / 4 - 3).reshape(shape)
 z = zarr.open_array(d + '/ints', mode='w', shape=(40, 3), chunks=(7, 3), dtype='<i8')
 z[...] = np.arange(120).reshape(40, 3) * 4 - 12
+z = zarr.open_array(d + '/nested', mode='w', shape=(23, 9), chunks=(6, 5), dtype='<f8', dimension_separator='/', compressor=None)
+z[...] = (np.arange(23 * 9) / 4 - 3).reshape(23, 9)
 z = zarr.open_array(d + '/sparse', mode='w', shape=(20, 4), chunks=(5, 4), dtype='<f8', fill_value=-1.5)
 z[0:5] = 7.0
 z[15:20] = 8.0
@@ -130,7 +133,7 @@ z[15:20] = 8.0
 				ref   []float64
 			}{
 				{"a1", []int{29}, nil}, {"a2", []int{23, 9}, nil}, {"a3", []int{5, 6, 7}, nil},
-				{"ints", []int{40, 3}, ints}, {"sparse", []int{20, 4}, sparse},
+				{"ints", []int{40, 3}, ints}, {"sparse", []int{20, 4}, sparse}, {"nested", []int{23, 9}, nil},
 			} {
 				ref := c.ref
 				if ref == nil {
