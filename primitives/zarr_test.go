@@ -85,9 +85,8 @@ func TestZarrRoundTrip(t *testing.T) {
 
 // TestZarrWithPython has Python zarr write arrays (its default Blosc-lz4
 // compressor, with missing chunks, with nested chunk keys) that Tessera
-// reads on 1 to 4
-// localities, and reads with zarr and dask.array.from_zarr what Tessera
-// writes.
+// reads on 1 to 4 localities, and reads with zarr and
+// dask.array.from_zarr what Tessera writes.
 func TestZarrWithPython(t *testing.T) {
 	py := pythonWith(t, "zarr", "dask.array", "numpy")
 	dir := t.TempDir()
