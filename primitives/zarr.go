@@ -172,6 +172,7 @@ type zarrJob struct {
 	block annotate.Block // the chunk's part of the array
 	data  []float64      // WriteZarr: the block's elements, row-major
 	raw   []byte         // WriteZarr: the chunk as stored, the tile's memory
+	local bool           // WriteZarr: the block is in this locality's tile
 }
 
 // rawChunk says whether chunk idx is stored as a contiguous part of a tile
@@ -235,8 +236,7 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 			j.raw = parcel.Float64Bytes(x.data[off : off+b.Size()])
 			fetches = append(fetches, nil)
 		} else if held.Contains(b) {
-			j.data = make([]float64, b.Size())
-			copyBlock(j.data, b, x.data, held, b)
+			j.local = true // copied out of the tile when encoded
 			fetches = append(fetches, nil)
 		} else {
 			fetches = append(fetches, x.Fetch(ctx, b))
@@ -252,6 +252,10 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 				return e.wrap(op, err)
 			}
 			j.data = d
+		}
+		if j.local {
+			j.data = make([]float64, j.block.Size())
+			copyBlock(j.data, j.block, x.data, held, j.block)
 		}
 		if j.raw != nil { // the tile's own bytes are the chunk
 			if err := os.WriteFile(filepath.Join(path, m.Key(j.idx)), j.raw, 0o644); err != nil {
@@ -269,6 +273,7 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 			copyBlock(vals, whole, j.data, clipped, clipped)
 		}
 		enc, err := codec.Encode(m, vals)
+		j.data = nil // the chunk's elements are not needed any more
 		if err != nil {
 			return fail("chunk %s: %v", m.Key(j.idx), err)
 		}
