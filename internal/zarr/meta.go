@@ -22,6 +22,10 @@ const (
 	Int64   = "<i8"
 )
 
+// maxChunkElems bounds a chunk: 2 GiB of 8-byte elements, Blosc's limit
+// too.
+const maxChunkElems = 1 << 28
+
 // Compressor is the "compressor" of an array's metadata; nil means none.
 // ID is "zlib", "gzip", "zstd" or "blosc"; Level is the level of the first
 // three; Cname, Clevel, Shuffle and Blocksize are Blosc's.
@@ -89,6 +93,12 @@ func ParseMeta(name string, data []byte) (Meta, error) {
 	for i := range r.Shape {
 		if r.Shape[i] < 0 || r.Chunks[i] < 1 {
 			return bad("shape %v, chunks %v: want extents >= 0 and chunk extents >= 1", r.Shape, r.Chunks)
+		}
+	}
+	elems := 1
+	for _, c := range r.Chunks {
+		if elems *= c; elems > maxChunkElems {
+			return bad("chunks %v: want at most %d elements (2 GiB) in a chunk", r.Chunks, maxChunkElems)
 		}
 	}
 	sep := r.Separator

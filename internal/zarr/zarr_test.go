@@ -89,6 +89,7 @@ func TestParseMetaRejects(t *testing.T) {
 		{`"compressor": null`, `"compressor": {"id": "lzma"}`, `compressor "lzma"`},
 		{`"compressor": null`, `"compressor": {"id": "blosc", "cname": "snappy"}`, `blosc compressor "snappy"`},
 		{`"zarr_format": 2`, `"zarr_format": 3`, "zarr_format 3: want 2"},
+		{`"chunks": [2, 3]`, `"chunks": [100000, 100000]`, "want at most 268435456 elements"},
 		{`"fill_value": 0.0`, `"fill_value": "NaN"`, ""},
 	} {
 		_, err := ParseMeta("a.zarr", []byte(strings.Replace(base, c.from, c.to, 1)))
