@@ -26,7 +26,7 @@ type Codec struct {
 // zstdDecoder returns the codec's decoder.
 func (c *Codec) zstdDecoder() (*zstd.Decoder, error) {
 	c.once.Do(func() {
-		c.dec, c.err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		c.dec, c.err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(8*maxChunkElems))
 	})
 	return c.dec, c.err
 }
