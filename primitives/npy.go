@@ -78,7 +78,7 @@ func readNPY(e *Env, file string, l Layout) (*Array, error) {
 		return nil, err
 	}
 	held := ann.Local().Halo
-	data := e.tileToSet(held.Size()) // every row of the tile is read below
+	data := e.tileToSet(held.Size())         // every row of the tile is read below
 	row := whole.Size() / max(h.Shape[0], 1) // elements per outermost index
 	per := max(1, npyBatch/(8*max(row, 1)))
 	buf := make([]byte, 8*row*min(per, held[0].Len()))
