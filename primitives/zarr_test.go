@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/zarr"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -297,6 +298,58 @@ func TestSaveZarr(t *testing.T) {
 			if err := checkTile(x, ref, fmt.Sprint("saved ", shape)); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// TestZarrChunksOfATile: a locality reads exactly the chunks its tile
+// meets, and a write whose chunks lie inside the tiles fetches nothing
+// while one whose chunks cross them fetches only what its chunks lack.
+func TestZarrChunksOfATile(t *testing.T) {
+	m := zarr.Meta{Shape: []int{23, 9, 5}, Chunks: []int{4, 2, 5}}
+	tl, err := annotate.New(annotate.Sym, m.Shape, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tile := range tl.Tiles {
+		got := map[string]bool{}
+		chunksOf(m, tile.Halo, func(idx []int) { got[m.Key(idx)] = true })
+		g := m.Grid()
+		for i := range g[0] {
+			for j := range g[1] {
+				b, _ := chunkBlock(m, []int{i, j, 0})
+				_, meets := b.Intersect(tile.Halo)
+				if meets != got[m.Key([]int{i, j, 0})] {
+					t.Errorf("tile %v, chunk %d.%d.0 (%v): listed %v, meets %v", tile.Halo, i, j, b, got[m.Key([]int{i, j, 0})], meets)
+				}
+			}
+		}
+	}
+	dir := t.TempDir()
+	runJob(t, 3, func(ctx context.Context, e *Env) error {
+		shape := []int{30, 4}
+		x, err := FromGlobal(e, shape, Tiled(annotate.Row), exactData(shape))
+		if err != nil {
+			return err
+		}
+		before := e.Counters().BytesFetched
+		if err := WriteZarr(ctx, e, runtime.MakeReady(x), filepath.Join(dir, "aligned"), ZarrOptions{Chunks: []int{5, 4}}).Err(ctx); err != nil {
+			return err
+		}
+		if got := e.Counters().BytesFetched - before; got != 0 {
+			return fmt.Errorf("locality %d fetched %d bytes writing chunks inside its tile", e.Locality(), got)
+		}
+		// Chunks of 4 rows: tiles [0,10) [10,20) [20,30); locality 0 writes
+		// chunks 0-2 (rows 0-12: 2 rows of locality 1's), locality 1 chunks
+		// 3-4 (rows 12-20), locality 2 chunks 5-7 (rows 20-30).
+		before = e.Counters().BytesFetched
+		if err := WriteZarr(ctx, e, runtime.MakeReady(x), filepath.Join(dir, "crossing"), ZarrOptions{Chunks: []int{4, 4}}).Err(ctx); err != nil {
+			return err
+		}
+		want := map[int]uint64{0: 2 * 4 * 8, 1: 0, 2: 0}[e.Locality()]
+		if got := e.Counters().BytesFetched - before; got != want {
+			return fmt.Errorf("locality %d fetched %d bytes writing crossing chunks, want %d", e.Locality(), got, want)
 		}
 		return nil
 	})
