@@ -3,7 +3,9 @@ module github.com/tessera-amt/tessera
 go 1.26.0
 
 require (
+	github.com/klauspost/compress v1.20.1
 	github.com/lesismal/nbio v1.6.12
+	github.com/pierrec/lz4/v4 v4.1.22
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tinylib/msgp v1.6.5
 	go.opentelemetry.io/otel v1.47.0

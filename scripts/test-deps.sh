@@ -58,3 +58,17 @@ if ! command -v promtool >/dev/null 2>&1; then
 		[ "${CI:-}" != true ] || exit 1
 	fi
 fi
+
+# ---- python3-zarr, python3-dask, python3-sklearn, python3-numpy: the Zarr
+# and NPY round trips of primitives and internal/zarr, and the kmeans,
+# logreg and pca examples' checks against scikit-learn.
+if ! /usr/bin/python3 -c 'import zarr, dask.array, sklearn, numpy' >/dev/null 2>&1; then
+	log="${TMPDIR:-/tmp}/tessera-test-deps.log"
+	echo "test-deps: installing python3-zarr python3-dask python3-sklearn python3-numpy (log: $log)"
+	export DEBIAN_FRONTEND=noninteractive
+	py_install() { apt-get install -y -q --no-install-recommends python3-zarr python3-dask python3-sklearn python3-numpy; }
+	if ! { py_install || { apt-get update -q && py_install; }; } >>"$log" 2>&1; then
+		echo "test-deps: apt-get install python3-zarr python3-dask python3-sklearn python3-numpy failed: the Zarr, NPY and example tests will skip (fail under CI=true); see $log" >&2
+		[ "${CI:-}" != true ] || exit 1
+	fi
+fi

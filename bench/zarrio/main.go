@@ -1,0 +1,261 @@
+// Command zarrio measures Zarr I/O of distributed arrays: an SPMD program,
+// one process per locality, started with `tessera run -n N zarrio`.
+//
+// -test io writes a -mib MiB array (row-tiled, -cols columns, from
+// primitives.Random) with primitives.WriteZarr, no compressor and the
+// default 8 MiB chunks, then reads it back with primitives.ReadZarr, -n
+// times each. A write is timed until its data is on the disk: the write,
+// then sync(2) on locality 0, then a barrier. Before each read the page
+// cache is dropped (/proc/sys/vm/drop_caches after a sync, as root; the
+// line says 1 cache-dropped, or 0 when it could not). Locality 0 prints
+// the median rates
+//
+//	BenchmarkZarr/write 3 0.812 GB/s 0.790 min-GB/s 1 cache-dropped
+//	BenchmarkZarr/read 3 1.23 GB/s 1.10 min-GB/s 1 cache-dropped
+//
+// which bench/dd_rate.sh's sequential rates of the same disk, in the same
+// run, are the baseline of.
+//
+// -test normalise reads a (-rows, -cols) array from the Zarr directory
+// -input (made first with -make if missing: primitives.Random, no
+// compressor), normalises its columns ((x - mean) / std, NumPy's std with
+// ddof 0: two passes, each one all-reduce of d sums) and writes the result
+// with WriteZarr to -output; the whole, read to written, is timed -n
+// times:
+//
+//	BenchmarkNormalise/tessera 3 4.1 s/op 4.0 min-s/op 1.2345e+02 checksum
+//
+// The checksum is the sum of the result's first 1000 rows, which
+// bench/normalise_dask.py prints for the same input.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/tessera-amt/tessera/agas"
+	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/bench/internal/benchline"
+	"github.com/tessera-amt/tessera/primitives"
+	"github.com/tessera-amt/tessera/runtime"
+)
+
+type options struct {
+	test          string
+	dir           string
+	mib           int
+	rows, cols    int
+	input, output string
+	n             int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.test, "test", "io", "io or normalise")
+	flag.StringVar(&o.dir, "dir", os.TempDir(), "scratch directory of -test io")
+	flag.IntVar(&o.mib, "mib", 1024, "MiB written and read by -test io")
+	flag.IntVar(&o.rows, "rows", 4000000, "rows of the -test normalise input")
+	flag.IntVar(&o.cols, "cols", 64, "columns")
+	flag.StringVar(&o.input, "input", "", "Zarr input of -test normalise (made if missing)")
+	flag.StringVar(&o.output, "output", "", "Zarr output of -test normalise")
+	flag.IntVar(&o.n, "n", 3, "timed repetitions")
+	flag.Parse()
+
+	reg := runtime.NewRegistry()
+	acts := primitives.Register(reg, agas.New(reg))
+	os.Exit(runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
+		e, err := primitives.NewEnv(rt, acts)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		c, err := runtime.NewCommunicator(rt, "zarrio-bench", nil, 0)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		switch o.test {
+		case "io":
+			return ioTest(ctx, e, c, o)
+		case "normalise":
+			return normalise(ctx, e, c, o)
+		}
+		return fmt.Errorf("-test %q: want io or normalise", o.test)
+	}))
+}
+
+// dropCache writes back and drops the page cache; false when not allowed.
+func dropCache() bool {
+	syscall.Sync()
+	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200) == nil
+}
+
+func ioTest(ctx context.Context, e *primitives.Env, c *runtime.Communicator, o options) error {
+	rows := o.mib << 20 / 8 / o.cols
+	bytes := float64(rows * o.cols * 8)
+	x, err := primitives.Random(ctx, e, []int{rows, o.cols}, primitives.Tiled(annotate.Row), 1).Get(ctx)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.dir, fmt.Sprintf("zarrio-%d.zarr", os.Getppid()))
+	var writes, reads []float64
+	dropped := true
+	for range o.n {
+		if e.Locality() == 0 {
+			os.RemoveAll(path)
+			dropped = dropCache() && dropped
+		}
+		if err := c.Barrier(ctx).Err(ctx); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := primitives.WriteZarr(ctx, e, runtime.MakeReady(x), path, primitives.ZarrOptions{}).Err(ctx); err != nil {
+			return err
+		}
+		if e.Locality() == 0 {
+			syscall.Sync()
+		}
+		if err := c.Barrier(ctx).Err(ctx); err != nil {
+			return err
+		}
+		writes = append(writes, bytes/time.Since(start).Seconds()/1e9)
+		if e.Locality() == 0 {
+			dropped = dropCache() && dropped
+		}
+		if err := c.Barrier(ctx).Err(ctx); err != nil {
+			return err
+		}
+		start = time.Now()
+		y, err := primitives.ReadZarr(ctx, e, path, primitives.ZarrReadOptions{Layout: primitives.Tiled(annotate.Row)}).Get(ctx)
+		if err != nil {
+			return err
+		}
+		reads = append(reads, bytes/time.Since(start).Seconds()/1e9)
+		if !slices.Equal(y.Local(), x.Local()) {
+			return errors.New("the array read differs from the array written")
+		}
+		y.Release()
+	}
+	if e.Locality() == 0 {
+		os.RemoveAll(path)
+		cache := 1.0
+		if !dropped {
+			cache = 0
+		}
+		for _, r := range []struct {
+			name  string
+			rates []float64
+		}{{"write", writes}, {"read", reads}} {
+			slices.Sort(r.rates)
+			fmt.Println(benchline.Format("Zarr/"+r.name, len(r.rates), benchline.Metric{Value: r.rates[len(r.rates)/2], Unit: "GB/s"},
+				benchline.Metric{Value: r.rates[0], Unit: "min-GB/s"}, benchline.Metric{Value: cache, Unit: "cache-dropped"}))
+		}
+	}
+	return nil
+}
+
+func normalise(ctx context.Context, e *primitives.Env, c *runtime.Communicator, o options) error {
+	if o.input == "" || o.output == "" {
+		return errors.New("-test normalise needs -input and -output")
+	}
+	if _, err := os.Stat(filepath.Join(o.input, ".zarray")); err != nil {
+		x := primitives.Random(ctx, e, []int{o.rows, o.cols}, primitives.Tiled(annotate.Row), 3)
+		if err := primitives.WriteZarr(ctx, e, x, o.input, primitives.ZarrOptions{Chunks: []int{62500, o.cols}}).Err(ctx); err != nil {
+			return err
+		}
+	}
+	var times []float64
+	var sum float64
+	for range o.n {
+		if err := c.Barrier(ctx).Err(ctx); err != nil {
+			return err
+		}
+		start := time.Now()
+		s, err := normaliseOnce(ctx, e, c, o)
+		if err != nil {
+			return err
+		}
+		times, sum = append(times, time.Since(start).Seconds()), s
+	}
+	if e.Locality() == 0 {
+		slices.Sort(times)
+		fmt.Println(benchline.Format("Normalise/tessera", len(times), benchline.Metric{Value: times[len(times)/2], Unit: "s/op"},
+			benchline.Metric{Value: times[0], Unit: "min-s/op"}) + fmt.Sprintf(" %.10e checksum", sum))
+	}
+	return nil
+}
+
+// normaliseOnce reads, normalises and writes once; it returns the sum of
+// the first 1000 rows of the result.
+func normaliseOnce(ctx context.Context, e *primitives.Env, c *runtime.Communicator, o options) (float64, error) {
+	x, err := primitives.ReadZarr(ctx, e, o.input, primitives.ZarrReadOptions{Layout: primitives.Tiled(annotate.Row)}).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer x.Release()
+	shape := x.Shape()
+	n, d := shape[0], shape[1]
+	local := x.Local()
+	rows := len(local) / d
+	sums := make([]float64, d)
+	for i := range rows {
+		for j, v := range local[i*d : (i+1)*d] {
+			sums[j] += v
+		}
+	}
+	sums, err = c.AllReduce(ctx, sums, runtime.ReduceSum).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	mean := make([]float64, d)
+	for j := range d {
+		mean[j] = sums[j] / float64(n)
+	}
+	sq := make([]float64, d)
+	for i := range rows {
+		for j, v := range local[i*d : (i+1)*d] {
+			t := v - mean[j]
+			sq[j] += t * t
+		}
+	}
+	sq, err = c.AllReduce(ctx, sq, runtime.ReduceSum).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	inv := make([]float64, d)
+	for j := range d {
+		inv[j] = 1 / math.Sqrt(sq[j]/float64(n))
+	}
+	out := make([]float64, len(local))
+	check := 0.0
+	first := x.LocalBlock()[0].Start
+	for i := range rows {
+		for j, v := range local[i*d : (i+1)*d] {
+			out[i*d+j] = (v - mean[j]) * inv[j]
+			if first+i < 1000 {
+				check += out[i*d+j]
+			}
+		}
+	}
+	y, err := primitives.NewArray(e, shape, primitives.Tiled(annotate.Row), out)
+	if err != nil {
+		return 0, err
+	}
+	defer y.Release()
+	if err := primitives.WriteZarr(ctx, e, runtime.MakeReady(y), o.output, primitives.ZarrOptions{Chunks: []int{62500, d}}).Err(ctx); err != nil {
+		return 0, err
+	}
+	total, err := c.AllReduce(ctx, []float64{check}, runtime.ReduceSum).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return total[0], nil
+}
