@@ -28,7 +28,7 @@ apt_ensure 'pkg-config --exists openblas lapacke' libopenblas-dev liblapacke-dev
 say "building the programs in $work"
 go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
 build tessera ./cmd/tessera
-for p in pingpong collbench rawcoll latbench retile; do go build -o "$work/$p" "./bench/$p"; done
+for p in pingpong collbench rawcoll latbench retile zarrio; do go build -o "$work/$p" "./bench/$p"; done
 build dgemm ./bench/cannon
 build cannon ./examples/cannon
 build als ./examples/als
@@ -43,5 +43,6 @@ if apt_ensure "command -v $MPICC && command -v mpirun" openmpi-bin libopenmpi-de
 fi
 apt_ensure '/usr/bin/python3 -c "import numpy"' python3-numpy || true
 apt_ensure '/usr/bin/python3 -c "import dask.array"' python3-dask || true
+apt_ensure '/usr/bin/python3 -c "import zarr"' python3-zarr || true
 
 go run ./bench/harness -bin "$work" "$@"

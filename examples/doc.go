@@ -9,4 +9,7 @@
 //     annotations of Listing 3.
 //   - cannon: the Cannon (or SUMMA) product of two random matrices, with
 //     GFLOP/s and an optional check.
+//   - kmeans, logreg, pca: Lloyd's k-means, logistic regression by batch
+//     gradient descent and PCA by a distributed covariance, each reading
+//     Zarr, NPY or CSV and writing its result as Zarr.
 package examples

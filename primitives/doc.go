@@ -219,6 +219,19 @@
 // the tiles own the diagonal when each owns part of it, otherwise row-tiled
 // through one AllToAllV.
 //
+// # Array I/O that Python reads and writes
+//
+// WriteZarr writes an array as a Zarr v2 directory store (<f8 or <i8,
+// order C; compressor none, zlib, gzip or zstd): each locality writes the
+// chunks that start in its tile, fetching from other tiles only what those
+// chunks lack. ReadZarr reads one into any Layout, each locality reading
+// only the chunks its tile meets, Python zarr's Blosc (lz4, zlib or zstd,
+// byte shuffle) included; a missing chunk is the fill value, as zarr has
+// it. SaveZarr writes a small Whole from one locality. ReadNPY and WriteNPY
+// do the same for one .npy file (each locality reads or writes its rows),
+// and WriteCSV writes one CSV file, each locality its byte range. The
+// format codecs are internal/zarr and internal/npy.
+//
 // # Collectives of chained primitives
 //
 // A primitive that needs a collective reserves the communicator's
