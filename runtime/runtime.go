@@ -41,8 +41,8 @@ type Config struct {
 	// parcelport Transport names.
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 	// Transport is the socket parcelport opened when Parcelport is nil:
-	// ParcelportTCP ("" too) or ParcelportNBIO (`tessera run
-	// --parcelport`).
+	// ParcelportTCP ("" too), ParcelportNBIO or ParcelportSHM (`tessera
+	// run --parcelport`).
 	Transport string
 
 	// Progress is how the locality waits for messages: blocking or
@@ -285,12 +285,21 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		}
 		return port, nil
 	}
-	port, err := parcel.NewTCP(parcel.TCPConfig{
+	tc := parcel.TCPConfig{
 		PortConfig: pc,
 		PollFor:    rt.cfg.Progress.pollFor(),
 		Congestion: rt.cfg.TCPCongestion,
 		RawReads:   rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
-	})
+	}
+	if rt.cfg.Transport == ParcelportSHM {
+		port, err := parcel.NewSHM(parcel.SHMConfig{TCPConfig: tc})
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
+		}
+		return port, nil
+	}
+	port, err := parcel.NewTCP(tc)
 	if err != nil {
 		ln.Close()
 		return nil, err
