@@ -23,7 +23,7 @@ type SHMConfig struct {
 	RingBytes int
 	// SpinFor is how long a ring reader (or a writer waiting for room)
 	// spins before it sleeps on a futex, when the port does not poll
-	// (PollFor is 0); 20µs. Negative: sleep at once.
+	// (PollFor is 0); 50µs. Negative: sleep at once.
 	SpinFor time.Duration
 }
 
@@ -121,7 +121,7 @@ func NewSHM(cfg SHMConfig) (*SHM, error) {
 		return nil, fmt.Errorf("parcel: SHMConfig.RingBytes is %d, want a power of two from %d to %d", cfg.RingBytes, minRingBytes, maxRingBytes)
 	}
 	if cfg.SpinFor == 0 {
-		cfg.SpinFor = 20 * time.Microsecond
+		cfg.SpinFor = 50 * time.Microsecond
 	}
 	s := &SHM{cfg: cfg, node: shm.Node(), peers: make(map[uint32]*shmPeer), stop: make(chan struct{})}
 	if cfg.Handler == nil {

@@ -101,7 +101,7 @@ func (s *SHM) ringWrite(p *shmPeer, b []byte) error {
 		}
 		if free == 0 {
 			out.publish()
-			s.waiter().wait(&out.ctl.spaceSeq, &out.ctl.writerSleeps, ready, stop)
+			s.writeWaiter().wait(&out.ctl.spaceSeq, &out.ctl.writerSleeps, ready, stop)
 			if werr != nil {
 				return s.ringFailed(p, "write", werr)
 			}
@@ -250,4 +250,11 @@ func (s *SHM) sayGoodbye(p *shmPeer) {
 		}
 		time.Sleep(pause)
 	}
+}
+
+// writeWaiter is how a writer waits for room: as a reader that does not
+// poll, whatever the port does — room comes as fast as the reader copies
+// out, and a writer that yields to it at every look slows it down.
+func (s *SHM) writeWaiter() ringWait {
+	return ringWait{spin: max(s.cfg.SpinFor, 0)}
 }
