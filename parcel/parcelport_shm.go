@@ -103,6 +103,7 @@ type SHM struct {
 
 	closed  atomic.Bool
 	stop    chan struct{} // closed by Close once the TCP port is closed
+	ready   chan struct{} // closed once tcp is set: the handler waits for it
 	wg      sync.WaitGroup
 	polling atomic.Int32 // ring waiters spinning now
 
@@ -123,10 +124,15 @@ func NewSHM(cfg SHMConfig) (*SHM, error) {
 	if cfg.SpinFor == 0 {
 		cfg.SpinFor = 50 * time.Microsecond
 	}
-	s := &SHM{cfg: cfg, node: shm.Node(), peers: make(map[uint32]*shmPeer), stop: make(chan struct{})}
 	if cfg.Handler == nil {
 		return nil, errors.New("parcel: SHMConfig.Handler is nil")
 	}
+	// The defaults, before the TCP port starts: its readers call the
+	// port's handler (shmHandler) from then on.
+	if err := cfg.TCPConfig.validate(); err != nil {
+		return nil, err
+	}
+	s := &SHM{cfg: cfg, node: shm.Node(), peers: make(map[uint32]*shmPeer), stop: make(chan struct{}), ready: make(chan struct{})}
 	inner := cfg.TCPConfig
 	inner.Handler = (*shmHandler)(s)
 	t, err := NewTCP(inner)
@@ -134,8 +140,7 @@ func NewSHM(cfg SHMConfig) (*SHM, error) {
 		return nil, err
 	}
 	s.tcp = t
-	s.cfg.TCPConfig = t.cfg // with its defaults
-	s.cfg.Handler = cfg.Handler
+	close(s.ready)
 	return s, nil
 }
 

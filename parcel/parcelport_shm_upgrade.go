@@ -142,6 +142,7 @@ func (h *shmHandler) Buffer(hd *Header, i int, n int) []byte { return h.cfg.Hand
 
 func (h *shmHandler) Receive(pc *Parcel) {
 	s := (*SHM)(h)
+	<-s.ready
 	if pc.Header.Kind != KindControl || !strings.HasPrefix(pc.Header.Action, shmVerbPrefix) {
 		s.cfg.Handler.Receive(pc)
 		return
@@ -192,6 +193,7 @@ func (h *shmHandler) Receive(pc *Parcel) {
 
 func (h *shmHandler) PeerDown(peer uint32, err error) {
 	s := (*SHM)(h)
+	<-s.ready
 	p := s.slot(peer, false)
 	if p == nil {
 		s.cfg.Handler.PeerDown(peer, err)
