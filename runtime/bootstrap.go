@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/internal/jobenv"
+	"github.com/tessera-amt/tessera/parcel"
 )
 
 // The parcelports a job can choose as Config.Transport (`tessera run
@@ -25,6 +26,15 @@ func checkTransport(name string) error {
 		return nil
 	}
 	return fmt.Errorf("%q is not a parcelport (%s, %s or %s)", name, ParcelportTCP, ParcelportNBIO, ParcelportSHM)
+}
+
+// openTCPPort opens the tcp parcelport tc configures, or, when transport
+// is ParcelportSHM, the shared-memory port over it.
+func openTCPPort(transport string, tc parcel.TCPConfig) (parcel.Parcelport, error) {
+	if transport == ParcelportSHM {
+		return parcel.NewSHM(parcel.SHMConfig{TCPConfig: tc})
+	}
+	return parcel.NewTCP(tc)
 }
 
 // fromEnvironment is Main's edge, the one place the runtime takes its

@@ -285,21 +285,12 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		}
 		return port, nil
 	}
-	tc := parcel.TCPConfig{
+	port, err := openTCPPort(rt.cfg.Transport, parcel.TCPConfig{
 		PortConfig: pc,
 		PollFor:    rt.cfg.Progress.pollFor(),
 		Congestion: rt.cfg.TCPCongestion,
 		RawReads:   rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
-	}
-	if rt.cfg.Transport == ParcelportSHM {
-		port, err := parcel.NewSHM(parcel.SHMConfig{TCPConfig: tc})
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
-		}
-		return port, nil
-	}
-	port, err := parcel.NewTCP(tc)
+	})
 	if err != nil {
 		ln.Close()
 		return nil, err
