@@ -45,6 +45,15 @@ const (
 	minRingBytes          = 64 << 10
 	maxRingBytes          = 1 << 30
 	ringSleepLimit        = time.Second // longest futex sleep; a wake-up ends it sooner
+
+	// A spinning ring waiter lets the process's goroutines run every
+	// ringGoschedEvery looks when polling (four times as seldom
+	// otherwise), and the machine's threads every ringYieldEvery; a
+	// sched_yield that took ringYieldTaken or more ends the spin (the
+	// TCP spinner's figures).
+	ringGoschedEvery = 4
+	ringYieldEvery   = 4
+	ringYieldTaken   = 20 * time.Microsecond
 )
 
 // ringCtl is the control page of one ring, in shared memory.
@@ -245,9 +254,12 @@ func (r *ring) wakeWriter() {
 }
 
 // ringWait is how a ring's reader or writer waits: it spins for spin,
-// yielding the processor between looks when poll (the progress mode's
-// polling) and every few looks otherwise, then sleeps on the futex until
-// woken. polling, if not nil, counts the waiters spinning now.
+// letting the process's other goroutines run every few looks (more often
+// when poll, the progress mode's polling) and the machine's other threads
+// too (sched_yield), then sleeps on the futex until woken. It stops
+// spinning early when a sched_yield shows that another thread wanted the
+// core (ringYieldTaken), as the TCP spinner does. polling, if not nil, counts
+// the waiters spinning now.
 type ringWait struct {
 	spin    time.Duration
 	poll    bool
@@ -273,8 +285,18 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 				}
 				return
 			}
-			if w.poll || i%16 == 0 {
+			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
 				goruntime.Gosched()
+			}
+			if i%ringYieldEvery == ringYieldEvery-1 {
+				// As the TCP spinner: a sched_yield that gave the core
+				// away for long means the cores are shared, and spinning
+				// on would take one from the process the ring waits for.
+				t0 := time.Now()
+				ringYield()
+				if time.Since(t0) >= ringYieldTaken {
+					break
+				}
 			}
 			if i%32 == 0 {
 				now := time.Now()
