@@ -61,6 +61,16 @@ const DefaultRingBytes = 1 << 20
 // would need an authentication of its own for the same result. It is how
 // internal/shm lends tiles, too.
 //
+// Rings per pair, one per direction, rather than one per receiver: each
+// has one writer and one reader, so head and tail are plain atomics and
+// no lock is shared between processes; a writer that dies half-way
+// through an entry, or writes garbage, spoils only the ring it shares
+// with this locality, which goes down with it, where a receiver's shared
+// ring would be blocked for every sender. The price is a reader per peer
+// on the node (a goroutine, and a thread while it sleeps on its futex)
+// and 2 × RingBytes of memory per pair, touched only as far as the
+// traffic goes.
+//
 // Order across the switch: each side sends on TCP until it sends a marker
 // on TCP (the acceptor's "accept", the dialer's "switch") and on the ring
 // from then on; TCP senders hold a per-peer lock shared, the switch holds
