@@ -172,6 +172,7 @@ func (s *SHM) Connect(ctx context.Context, peer uint32, addr string) error {
 	}
 	done, err := s.offer(p)
 	if err != nil {
+		p.tcpOnly.Store(true)
 		s.cfg.Logger.Warn("parcel: staying on tcp", "locality", s.cfg.Locality, "peer", peer, "err", err)
 		return nil
 	}
@@ -241,6 +242,9 @@ func (s *SHM) Send(ctx context.Context, pc *Parcel) error {
 	}
 	if p.onRing.Load() {
 		return s.sendRing(ctx, p, pc)
+	}
+	if p.tcpOnly.Load() {
+		return s.tcp.Send(ctx, pc) // no switch to wait for
 	}
 	p.sw.RLock()
 	if p.onRing.Load() {

@@ -343,3 +343,50 @@ func TestSHMIdleCostsNothing(t *testing.T) {
 	}
 	t.Logf("an idle pair used %v of processor time in %v", used, idle)
 }
+
+// TestSHMOtherNodeStaysOnTCPQuietly: a peer on another node (its offer
+// names another node) stays on TCP without a warning, and the two talk.
+func TestSHMOtherNodeStaysOnTCPQuietly(t *testing.T) {
+	var logs logBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var ports [2]*SHM
+	var recs [2]*recorder
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i] = newRecorder()
+		ports[i], err = NewSHM(SHMConfig{TCPConfig: TCPConfig{PortConfig: PortConfig{Locality: uint32(i), Listener: ln, Secret: testSecret, Handler: recs[i], Logger: logger}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ports[i]
+		t.Cleanup(func() { closeAll(t, []Parcelport{p}) })
+	}
+	ports[1].offerHook = func(o *shmOffer) { o.node = "another-boot-id/pid:[1]" }
+	connectAll(t, []Parcelport{ports[0], ports[1]})
+	if ports[0].SharedMemory(1) || ports[1].SharedMemory(0) {
+		t.Fatal("peers of different nodes moved to shared memory")
+	}
+	ctx := context.Background()
+	for k := range 10 {
+		for from := range 2 {
+			if err := ports[from].Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: uint32(1 - from), Request: uint64(k)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, r := range recs {
+		r.waitParcels(t, 10)
+		for k, p := range r.received() {
+			if p.Header.Request != uint64(k) {
+				t.Fatalf("parcel %d arrived in place %d", p.Header.Request, k)
+			}
+		}
+	}
+	out := logs.String()
+	if strings.Contains(out, "level=WARN") || !strings.Contains(out, "another node") {
+		t.Fatalf("want an info line saying another node and no warning:\n%s", out)
+	}
+}

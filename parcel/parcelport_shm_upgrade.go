@@ -48,6 +48,7 @@ type shmPeer struct {
 	wmu     sync.Mutex // one writer of out at a time
 	scratch []byte     // frame heads; guarded by wmu
 
+	tcpOnly  atomic.Bool // the upgrade was refused: no switch will come
 	reading  atomic.Bool // the ring reader runs: it reports the peer down
 	abort    atomic.Bool // Close gave up waiting: writers stop where they are
 	ctrlSent atomic.Uint64
@@ -178,6 +179,7 @@ func (h *shmHandler) Receive(pc *Parcel) {
 			s.switchToRing(p, shmSwitchVerb)
 		}()
 	case shmRefuseVerb:
+		p.tcpOnly.Store(true)
 		s.cfg.Logger.Info("parcel: peer stays on tcp", "locality", s.cfg.Locality, "peer", p.id, "reason", pc.Header.Error)
 		p.mu.Lock()
 		if p.seg != nil {
@@ -212,6 +214,7 @@ func (s *SHM) accept(p *shmPeer, args []byte) {
 	var o shmOffer
 	var err error
 	if err = o.unmarshal(args); err == nil && (o.node != s.node || s.node == "") {
+		p.tcpOnly.Store(true)
 		s.control(p, shmRefuseVerb, "another node", nil)
 		return
 	}
@@ -234,6 +237,7 @@ func (s *SHM) accept(p *shmPeer, args []byte) {
 	if err != nil {
 		s.cfg.Logger.Warn("parcel: peer claims this node but its shared-memory segment is refused; staying on tcp",
 			"locality", s.cfg.Locality, "peer", p.id, "err", err)
+		p.tcpOnly.Store(true)
 		s.control(p, shmRefuseVerb, err.Error(), nil)
 		return
 	}
