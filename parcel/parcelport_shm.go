@@ -117,8 +117,9 @@ type SHM struct {
 	wg      sync.WaitGroup
 	polling atomic.Int32 // ring waiters spinning now
 
-	// offerHook, if not nil, changes each offer before it is sent (tests).
-	offerHook func(*shmOffer)
+	// offerHook, if not nil, changes each offer, or the segment it
+	// offers, before it is sent (tests).
+	offerHook func(o *shmOffer, segment []byte)
 }
 
 // NewSHM starts a shared-memory parcelport: a TCP port configured by

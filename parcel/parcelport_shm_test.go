@@ -111,18 +111,21 @@ func TestSHMUpgradesLocalPeers(t *testing.T) {
 	}
 }
 
-// TestSHMTokenMismatchStaysOnTCP: a peer that claims this node but offers
+// TestSHMRefusedSegmentStaysOnTCP: a peer that claims this node but offers
 // a segment without the token it names is refused with a warning naming
 // it; both stay on TCP and go on talking.
-func TestSHMTokenMismatchStaysOnTCP(t *testing.T) {
+func TestSHMRefusedSegmentStaysOnTCP(t *testing.T) {
 	for _, c := range []struct {
 		name, want string
-		hook       func(o *shmOffer)
+		hook       func(o *shmOffer, seg []byte)
 	}{
-		{"token", "token", func(o *shmOffer) { o.token[0] ^= 1 }},
-		{"ring size", "not the region", func(o *shmOffer) { o.ringBytes *= 2 }},
-		{"bad ring size", "power of two", func(o *shmOffer) { o.ringBytes = 1000 }},
-		{"inode", "inode", func(o *shmOffer) { o.ino++ }},
+		{"token", "token", func(o *shmOffer, _ []byte) { o.token[0] ^= 1 }},
+		{"ring size", "not the region", func(o *shmOffer, _ []byte) { o.ringBytes *= 2 }},
+		{"bad ring size", "power of two", func(o *shmOffer, _ []byte) { o.ringBytes = 1000 }},
+		{"inode", "inode", func(o *shmOffer, _ []byte) { o.ino++ }},
+		{"version", "version 7", func(_ *shmOffer, seg []byte) { seg[8] = 7 }},
+		{"magic", "not a ring segment", func(_ *shmOffer, seg []byte) { seg[0] ^= 0xff }},
+		{"size in the header", "the offer says", func(_ *shmOffer, seg []byte) { seg[17]++ }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logs logBuffer
@@ -364,7 +367,7 @@ func TestSHMOtherNodeStaysOnTCPQuietly(t *testing.T) {
 		p := ports[i]
 		t.Cleanup(func() { closeAll(t, []Parcelport{p}) })
 	}
-	ports[1].offerHook = func(o *shmOffer) { o.node = "another-boot-id/pid:[1]" }
+	ports[1].offerHook = func(o *shmOffer, _ []byte) { o.node = "another-boot-id/pid:[1]" }
 	connectAll(t, []Parcelport{ports[0], ports[1]})
 	if ports[0].SharedMemory(1) || ports[1].SharedMemory(0) {
 		t.Fatal("peers of different nodes moved to shared memory")

@@ -127,7 +127,7 @@ func (s *SHM) offer(p *shmPeer) (<-chan struct{}, error) {
 	p.seg = seg
 	p.mu.Unlock()
 	if s.offerHook != nil {
-		s.offerHook(&o)
+		s.offerHook(&o, seg.reg.Mem)
 	}
 	if err := s.control(p, shmOfferVerb, "", o.marshal()); err != nil {
 		return nil, err
