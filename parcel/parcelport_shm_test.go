@@ -112,8 +112,9 @@ func TestSHMUpgradesLocalPeers(t *testing.T) {
 }
 
 // TestSHMRefusedSegmentStaysOnTCP: a peer that claims this node but offers
-// a segment without the token it names is refused with a warning naming
-// it; both stay on TCP and go on talking.
+// a segment without the token it names, or of another size or version,
+// or another file, is refused with a warning naming it and the cause;
+// both stay on TCP and go on talking.
 func TestSHMRefusedSegmentStaysOnTCP(t *testing.T) {
 	for _, c := range []struct {
 		name, want string
