@@ -394,3 +394,66 @@ func TestSHMOtherNodeStaysOnTCPQuietly(t *testing.T) {
 		t.Fatalf("want an info line saying another node and no warning:\n%s", out)
 	}
 }
+
+// blockingHandler never returns from Receive until release is closed: a
+// peer that does not read its ring.
+type blockingHandler struct {
+	*recorder
+	release chan struct{}
+}
+
+func (h *blockingHandler) Receive(p *Parcel) { <-h.release }
+
+// TestSHMCloseWithPeerNotReading: Close does not hang on a peer that
+// stopped reading while a Send of 64 MiB waits for room in its ring; that
+// Send fails with ErrClosed, and nobody is reported down.
+func TestSHMCloseWithPeerNotReading(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	ports, recs := shmPairWith(t, SHMConfig{}, nil, func(i int, r *recorder) Handler {
+		if i == 0 {
+			return &blockingHandler{recorder: r, release: release}
+		}
+		return r
+	})
+	onRing(t, ports)
+	ctx := context.Background()
+	if err := ports[1].Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0}}); err != nil {
+		t.Fatal(err) // locality 0's reader is now stuck in Receive
+	}
+	sent := make(chan error, 1)
+	go func() {
+		sent <- ports[1].Send(ctx, &Parcel{Header: Header{Kind: KindCall, Dest: 0}, Chunks: [][]byte{make([]byte, 64<<20)}})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-sent:
+		t.Fatalf("a Send of 64 MiB into a ring nobody reads returned %v", err)
+	default:
+	}
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- ports[1].Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangLimit):
+		t.Fatal("Close hangs on a peer that does not read")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Close took %v", took)
+	}
+	select {
+	case err := <-sent:
+		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrPeerDown) {
+			t.Fatalf("the blocked Send: %v, want ErrClosed", err)
+		}
+	case <-time.After(hangLimit):
+		t.Fatal("the blocked Send is still blocked after Close")
+	}
+	if d := recs[1].peerDowns(); len(d) != 0 {
+		t.Fatalf("locality 1 was told of a loss: %v", d[0].err)
+	}
+}
