@@ -215,8 +215,10 @@ func (s *SHM) readEnded(p *shmPeer, d *frameDecoder, err error) {
 }
 
 // sayGoodbye writes the goodbye into p's ring, after the frame being
-// written, if any. A writer that cannot finish within a second (the peer
-// does not read) is stopped where it is, and no goodbye follows: the TCP
+// written, if any, and waits up to a second for the peer to have
+// delivered everything before it (the reader's byeSeen). A writer that
+// cannot finish within a second (the peer does not read) is stopped where
+// it is, its Send failing with ErrClosed, and no goodbye follows: the TCP
 // goodbye then tells the peer.
 func (s *SHM) sayGoodbye(p *shmPeer) {
 	timer := time.AfterFunc(time.Second, func() {
