@@ -118,6 +118,9 @@ func (s *SHM) offer(p *shmPeer) (<-chan struct{}, error) {
 		return nil, err
 	}
 	o.node, o.pid, o.fd, o.ino, o.ringBytes = s.node, seg.reg.PID, seg.reg.FD, seg.reg.Ino, seg.size
+	if s.offerHook != nil {
+		s.offerHook(&o, seg.reg.Mem)
+	}
 	p.mu.Lock()
 	if p.seg != nil || s.closed.Load() {
 		p.mu.Unlock()
@@ -126,9 +129,6 @@ func (s *SHM) offer(p *shmPeer) (<-chan struct{}, error) {
 	}
 	p.seg = seg
 	p.mu.Unlock()
-	if s.offerHook != nil {
-		s.offerHook(&o, seg.reg.Mem)
-	}
 	if err := s.control(p, shmOfferVerb, "", o.marshal()); err != nil {
 		return nil, err
 	}
