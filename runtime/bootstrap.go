@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tessera-amt/tessera/internal/jobenv"
+	"github.com/tessera-amt/tessera/parcel"
 )
 
 // The parcelports a job can choose as Config.Transport (`tessera run
@@ -15,15 +16,25 @@ import (
 const (
 	ParcelportTCP  = "tcp"  // Go's net (parcel.TCP); the default
 	ParcelportNBIO = "nbio" // github.com/lesismal/nbio (parcel.NBIO)
+	ParcelportSHM  = "shm"  // shared memory with localities on this machine, tcp to others (parcel.SHM)
 )
 
 // checkTransport says whether name is a socket parcelport.
 func checkTransport(name string) error {
 	switch name {
-	case "", ParcelportTCP, ParcelportNBIO:
+	case "", ParcelportTCP, ParcelportNBIO, ParcelportSHM:
 		return nil
 	}
-	return fmt.Errorf("%q is not a parcelport (%s or %s)", name, ParcelportTCP, ParcelportNBIO)
+	return fmt.Errorf("%q is not a parcelport (%s, %s or %s)", name, ParcelportTCP, ParcelportNBIO, ParcelportSHM)
+}
+
+// openTCPPort opens the tcp parcelport tc configures, or, when transport
+// is ParcelportSHM, the shared-memory port over it.
+func openTCPPort(transport string, tc parcel.TCPConfig) (parcel.Parcelport, error) {
+	if transport == ParcelportSHM {
+		return parcel.NewSHM(parcel.SHMConfig{TCPConfig: tc})
+	}
+	return parcel.NewTCP(tc)
 }
 
 // fromEnvironment is Main's edge, the one place the runtime takes its
@@ -102,8 +113,8 @@ func (c *Config) applyOptions(o jobenv.Options) error {
 	}
 	if c.Parcelport == nil && c.Transport == "" && o.Parcelport != "" {
 		if err := checkTransport(o.Parcelport); err != nil {
-			return fmt.Errorf("runtime: locality %d: environment %s=%q: not a parcelport (%s or %s)",
-				c.Locality, jobenv.VarParcelport, o.Parcelport, ParcelportTCP, ParcelportNBIO)
+			return fmt.Errorf("runtime: locality %d: environment %s=%q: not a parcelport (%s, %s or %s)",
+				c.Locality, jobenv.VarParcelport, o.Parcelport, ParcelportTCP, ParcelportNBIO, ParcelportSHM)
 		}
 		c.Transport = o.Parcelport
 	}

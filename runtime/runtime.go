@@ -42,8 +42,8 @@ type Config struct {
 	// parcelport Transport names.
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 	// Transport is the socket parcelport opened when Parcelport is nil:
-	// ParcelportTCP ("" too) or ParcelportNBIO (`tessera run
-	// --parcelport`).
+	// ParcelportTCP ("" too), ParcelportNBIO or ParcelportSHM (`tessera
+	// run --parcelport`).
 	Transport string
 
 	// Progress is how the locality waits for messages: blocking or
@@ -287,7 +287,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		}
 		return port, nil
 	}
-	port, err := parcel.NewTCP(parcel.TCPConfig{
+	port, err := openTCPPort(rt.cfg.Transport, parcel.TCPConfig{
 		PortConfig: pc,
 		PollFor:    rt.cfg.Progress.pollFor(),
 		Congestion: rt.cfg.TCPCongestion,

@@ -24,7 +24,7 @@ func runFlags(fs *flag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.Profile, "profile", "",
 		"`screen|csv`: locality 0 prints the run's profile at exit, or writes it to DIR/profile.csv (sets TESSERA_PROFILE)")
 	fs.StringVar(&o.Parcelport, "parcelport", "",
-		"`tcp|nbio`: how the localities talk: Go's net (tcp, the default) or github.com/lesismal/nbio (sets TESSERA_PARCELPORT)")
+		"`tcp|nbio|shm`: how the localities talk: Go's net (tcp, the default), github.com/lesismal/nbio, or shared memory with localities on the same node and tcp to others (shm) (sets TESSERA_PARCELPORT)")
 	fs.StringVar(&o.Progress, "progress", "",
 		"`block|poll`: how the localities wait for messages: block in the system's poller (the default), or busy-poll as MPI does, which saves the wake-up per message but keeps a core busy while waiting (sets TESSERA_PROGRESS; tcp parcelport only)")
 	fs.StringVar(&o.Bind, "bind", "",

@@ -1,0 +1,262 @@
+package parcel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"time"
+)
+
+// The SHM port's use of its rings: Send writing frames into a peer's ring,
+// the reader taking them out, goodbyes and failures.
+
+// publishEvery is how many bytes a writer copies into a ring before it
+// publishes them even though its frame is not complete, so that the reader
+// copies a large chunk out while the writer copies the rest in.
+const publishEvery = 64 << 10
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// waiter is how the port's ring readers and writers wait (ringWait).
+func (s *SHM) waiter() ringWait {
+	if s.cfg.PollFor > 0 {
+		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling}
+	}
+	return ringWait{spin: max(s.cfg.SpinFor, 0)}
+}
+
+// ringUsable returns nil while parcels may be written into p's ring.
+func (s *SHM) ringUsable(p *shmPeer) error {
+	if s.closed.Load() || p.abort.Load() {
+		return &PeerError{p.id, "send", ErrClosed}
+	}
+	if err := p.usable(); err != nil {
+		return err
+	}
+	return p.tcp.usable()
+}
+
+// sendRing writes pc into p's ring, waiting for room while the ring is
+// full. It returns once the frame is in the ring.
+func (s *SHM) sendRing(ctx context.Context, p *shmPeer, pc *Parcel) error {
+	if err := checkSend(pc, s.cfg.MaxFrame); err != nil {
+		return &PeerError{p.id, "send", err}
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if err := s.ringUsable(p); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &PeerError{p.id, "send", context.Cause(ctx)}
+	}
+	head, err := appendFrameHead(p.scratch[:0], &pc.Header, pc.Chunks)
+	if err != nil {
+		return &PeerError{p.id, "send", err}
+	}
+	p.scratch = head
+	wire := len(head)
+	if err := s.ringWrite(p, head); err != nil {
+		return err
+	}
+	for _, c := range pc.Chunks {
+		if err := s.ringWrite(p, c); err != nil {
+			return err
+		}
+		wire += len(c)
+	}
+	p.out.publish()
+	p.ctr.parcelsSent.Add(1)
+	p.ctr.bytesSent.Add(uint64(wire))
+	p.ctr.writes.Add(1)
+	return nil
+}
+
+// ringWrite copies b into p's ring, publishing as it goes and waiting for
+// room when the ring is full. The caller holds p.wmu.
+func (s *SHM) ringWrite(p *shmPeer, b []byte) error {
+	out := p.out
+	var werr error
+	ready := func() bool {
+		free, err := out.writable()
+		if err != nil {
+			werr = err
+			return true
+		}
+		return free > 0
+	}
+	stop := func() bool { return p.abort.Load() || isClosed(p.down) || isClosed(p.tcp.down) }
+	for len(b) > 0 {
+		free, err := out.writable()
+		if err != nil {
+			return s.ringFailed(p, "write", err)
+		}
+		if free == 0 {
+			out.publish()
+			s.writeWaiter().wait(&out.ctl.spaceSeq, &out.ctl.writerSleeps, ready, stop)
+			if werr != nil {
+				return s.ringFailed(p, "write", werr)
+			}
+			if stop() {
+				if err := s.ringUsable(p); err != nil {
+					return err
+				}
+				return &PeerError{p.id, "send", ErrClosed}
+			}
+			continue
+		}
+		n := out.put(b, free)
+		b = b[n:]
+		if out.pos-out.pub >= publishEvery {
+			out.publish()
+		}
+	}
+	return nil
+}
+
+// ringFailed marks p down for a ring that failed its checks, closes its
+// TCP connection and returns the error, which names p and wraps
+// ErrPeerDown.
+func (s *SHM) ringFailed(p *shmPeer, op string, err error) error {
+	e := &PeerError{p.id, op, fmt.Errorf("%w: %w", ErrPeerDown, err)}
+	if !p.closing.Load() && !p.gotBye.Load() {
+		s.cfg.Logger.Error("parcel: shared-memory ring failed its checks", "locality", s.cfg.Locality, "peer", p.id, "err", err)
+	}
+	p.markDown(e, p.wakeWriter, s.cfg.Handler.PeerDown)
+	// After markDown: the TCP port reports the loss to shmHandler, which
+	// finds p down already.
+	s.tcp.fail(p.tcp, e)
+	return p.downErr
+}
+
+// readRing is the reader of p's incoming ring: it feeds what it takes out
+// to a frame decoder and delivers the parcels, until the peer says
+// goodbye in the ring, the ring fails its checks, or the TCP connection
+// is gone and the ring is drained.
+func (s *SHM) readRing(p *shmPeer, in *ring) {
+	d := newFrameDecoder(s.cfg.MaxFrame, s.cfg.Handler.Buffer)
+	deliver := func(pc *Parcel, wire int64) { p.received(pc, wire, s.cfg.Handler) }
+	w := s.waiter()
+	stop := func() bool { return isClosed(p.tcp.down) || isClosed(p.down) || isClosed(s.stop) }
+	ready := func() bool {
+		n, err := in.readable()
+		return n > 0 || err != nil
+	}
+	var err error
+	for !p.gotBye.Load() {
+		var avail uint64
+		if avail, err = in.readable(); err != nil {
+			break
+		}
+		if avail == 0 {
+			if !stop() {
+				w.wait(&in.ctl.dataSeq, &in.ctl.readerSleeps, ready, stop)
+				continue
+			}
+			// Gone: one last look, for what the peer wrote before.
+			if avail, err = in.readable(); err != nil || avail == 0 {
+				break
+			}
+		}
+		b, direct := d.space()
+		n := in.get(b, avail)
+		if err = d.feed(n, direct, deliver); err != nil {
+			break
+		}
+		if p.gotBye.Load() {
+			// Everything before the goodbye is delivered: the writer's
+			// Close may return.
+			in.ctl.byeSeen.Store(1)
+			break
+		}
+		if in.pos == in.ctl.head.Load() {
+			// As TCP's reader does: let the goroutines this parcel woke
+			// run before looking at the ring again.
+			goruntime.Gosched()
+		}
+	}
+	s.readEnded(p, d, err)
+}
+
+// readEnded marks p down once its ring reader stopped: quietly after a
+// goodbye or while closing, else reporting why.
+func (s *SHM) readEnded(p *shmPeer, d *frameDecoder, err error) {
+	quiet := func() { p.markDown(&PeerError{p.id, "send", ErrClosed}, p.wakeWriter, s.cfg.Handler.PeerDown) }
+	switch {
+	case p.gotBye.Load() || p.closing.Load() || isClosed(s.stop):
+		quiet()
+	case err != nil:
+		if errors.Is(err, ErrFrameTooLarge) {
+			s.cfg.Logger.Error("parcel: refused oversized frame", "locality", s.cfg.Locality, "peer", p.id, "err", err)
+		}
+		s.ringFailed(p, "read", err)
+	case isClosed(p.tcp.down):
+		terr := p.tcp.downErr
+		if !errors.Is(terr, ErrPeerDown) {
+			p.gotBye.Store(true) // it said goodbye on TCP: it left
+			quiet()
+			return
+		}
+		if d.midFrame() {
+			terr = fmt.Errorf("%w (its shared-memory ring ends inside a frame: %v)", terr, d.end())
+		}
+		p.markDown(terr, p.wakeWriter, s.cfg.Handler.PeerDown)
+	default:
+		quiet() // down already
+	}
+}
+
+// sayGoodbye writes the goodbye into p's ring, after the frame being
+// written, if any, and waits up to a second for the peer to have
+// delivered everything before it (the reader's byeSeen). A writer that
+// cannot finish within a second (the peer does not read) is stopped where
+// it is, its Send failing with ErrClosed, and no goodbye follows: the TCP
+// goodbye then tells the peer.
+func (s *SHM) sayGoodbye(p *shmPeer) {
+	timer := time.AfterFunc(time.Second, func() {
+		p.abort.Store(true)
+		p.wakeWriter()
+	})
+	defer timer.Stop()
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.abort.Load() || p.gotBye.Load() || isClosed(p.down) || isClosed(p.tcp.down) {
+		return
+	}
+	bye := Header{Kind: KindHeartbeat, Action: byeVerb, Source: s.cfg.Locality, Dest: p.id}
+	head, err := appendFrameHead(p.scratch[:0], &bye, nil)
+	if err != nil {
+		return
+	}
+	p.scratch = head
+	if s.ringWrite(p, head) != nil {
+		return
+	}
+	p.out.publish()
+	p.ctr.bytesSent.Add(uint64(len(head)))
+	p.ctr.writes.Add(1)
+	// As TCP's Close drains its connections: return once the peer has
+	// delivered what was sent before the goodbye, or after a second.
+	deadline := time.Now().Add(time.Second)
+	for pause := time.Microsecond; p.out.ctl.byeSeen.Load() == 0; pause = min(2*pause, time.Millisecond) {
+		if time.Now().After(deadline) || isClosed(p.tcp.down) {
+			return
+		}
+		time.Sleep(pause)
+	}
+}
+
+// writeWaiter is how a writer waits for room: as a reader that does not
+// poll, whatever the port does — room comes as fast as the reader copies
+// out, and a writer that yields to it at every look slows it down.
+func (s *SHM) writeWaiter() ringWait {
+	return ringWait{spin: max(s.cfg.SpinFor, 0)}
+}

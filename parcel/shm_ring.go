@@ -1,0 +1,327 @@
+package parcel
+
+import (
+	"encoding/binary"
+	"fmt"
+	goruntime "runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/tessera-amt/tessera/internal/shm"
+)
+
+// The shared-memory segment of a pair of localities: one memory file
+// (shm.Region) holding two rings, one per direction, each with a single
+// writer and a single reader. The rings carry the same frames as a TCP
+// connection (see "Wire format"), as a byte stream: the reader feeds
+// what it takes out of its ring to the one frame decoder, so a ring entry
+// is checked exactly as a frame off a socket is, and a chunk is copied
+// out of the ring straight into its Handler.Buffer memory.
+//
+//	page 0   segment header: magic, version, ring size, the token
+//	page 1   control of ring 0 (dialer -> acceptor)
+//	page 2   control of ring 1 (acceptor -> dialer)
+//	         data of ring 0, ringBytes
+//	         data of ring 1, ringBytes
+//
+// A ring's control holds its head (bytes written, moved by the writer),
+// its tail (bytes read, moved by the reader), each on a cache line of its
+// own, and two futex words with their sleeper flags: the reader sleeps on
+// dataSeq when the ring is empty, the writer on spaceSeq when it is full.
+// Positions only grow (64 bits do not wrap); a byte's place in the data is
+// its position modulo the ring size, a power of two.
+//
+// Nothing the other process writes into the segment is trusted: a
+// position that would put more bytes in the ring than it holds is an
+// error (errRingCorrupt), never a read outside it; the frames themselves
+// go through the frame decoder's checks.
+const (
+	ringMagic      uint64 = 0x314d485341525354 // "TSRASHM1"
+	ringVersion    uint32 = 1
+	ringPage              = 4096
+	ringHeadBytes         = 3 * ringPage
+	ringTokenLen          = 32
+	minRingBytes          = 64 << 10
+	maxRingBytes          = 1 << 30
+	ringSleepLimit        = time.Second // longest futex sleep; a wake-up ends it sooner
+
+	// A spinning ring waiter lets the process's goroutines run every
+	// ringGoschedEvery looks when polling (four times as seldom
+	// otherwise), and the machine's threads every ringYieldEvery; a
+	// sched_yield that took ringYieldTaken or more ends the spin (the
+	// TCP spinner's figures).
+	ringGoschedEvery = 4
+	ringYieldEvery   = 4
+	ringYieldTaken   = 20 * time.Microsecond
+)
+
+// ringCtl is the control page of one ring, in shared memory.
+type ringCtl struct {
+	head         atomic.Uint64
+	_            [120]byte
+	tail         atomic.Uint64
+	_            [120]byte
+	dataSeq      atomic.Uint32 // the reader's futex word
+	readerSleeps atomic.Uint32 // 1 while the reader sleeps (or is about to)
+	_            [120]byte
+	spaceSeq     atomic.Uint32 // the writer's futex word
+	writerSleeps atomic.Uint32
+	_            [120]byte
+	byeSeen      atomic.Uint32 // set by the reader once it has delivered everything before the writer's goodbye
+}
+
+// ringSegment is one process's mapping of a pair's segment.
+type ringSegment struct {
+	reg   *shm.Region
+	size  uint64 // bytes of each ring's data
+	rings [2]ring
+}
+
+// segmentBytes is the size of the file of a segment with rings of n bytes.
+func segmentBytes(n uint64) int64 { return ringHeadBytes + 2*int64(n) }
+
+// validRingBytes reports whether n is a size of ring this build accepts.
+func validRingBytes(n uint64) bool {
+	return n >= minRingBytes && n <= maxRingBytes && n&(n-1) == 0
+}
+
+// newRingSegment creates a segment with rings of n bytes and token
+// written into its header.
+func newRingSegment(n uint64, token []byte) (*ringSegment, error) {
+	if !validRingBytes(n) {
+		return nil, fmt.Errorf("ring of %d bytes: want a power of two from %d to %d", n, minRingBytes, maxRingBytes)
+	}
+	reg, err := shm.NewRegion(int(segmentBytes(n)))
+	if err != nil {
+		return nil, err
+	}
+	m := reg.Mem
+	binary.LittleEndian.PutUint64(m, ringMagic)
+	binary.LittleEndian.PutUint32(m[8:], ringVersion)
+	binary.LittleEndian.PutUint64(m[16:], n)
+	copy(m[24:24+ringTokenLen], token)
+	return bindSegment(reg, n), nil
+}
+
+// mapRingSegment maps the segment of a peer's offer and checks its
+// header: magic, version, ring size, and that it holds the token the
+// offer carried.
+func mapRingSegment(o *shmOffer) (*ringSegment, error) {
+	if !validRingBytes(o.ringBytes) {
+		return nil, fmt.Errorf("segment with rings of %d bytes refused: want a power of two from %d to %d", o.ringBytes, minRingBytes, maxRingBytes)
+	}
+	reg, err := shm.MapRegion(o.pid, o.fd, o.ino, segmentBytes(o.ringBytes))
+	if err != nil {
+		return nil, err
+	}
+	m := reg.Mem
+	switch {
+	case binary.LittleEndian.Uint64(m) != ringMagic:
+		err = fmt.Errorf("%v: not a ring segment (magic %#x)", reg, binary.LittleEndian.Uint64(m))
+	case binary.LittleEndian.Uint32(m[8:]) != ringVersion:
+		err = fmt.Errorf("%v: ring segment version %d, this build speaks %d", reg, binary.LittleEndian.Uint32(m[8:]), ringVersion)
+	case binary.LittleEndian.Uint64(m[16:]) != o.ringBytes:
+		err = fmt.Errorf("%v: rings of %d bytes, the offer says %d", reg, binary.LittleEndian.Uint64(m[16:]), o.ringBytes)
+	case !constantTimeEqual(m[24:24+ringTokenLen], o.token[:]):
+		err = fmt.Errorf("%v: %w", reg, errTokenMismatch)
+	}
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	return bindSegment(reg, o.ringBytes), nil
+}
+
+func constantTimeEqual(a, b []byte) bool {
+	var d byte
+	for i := range a {
+		d |= a[i] ^ b[i]
+	}
+	return len(a) == len(b) && d == 0
+}
+
+// bindSegment lays the rings out over reg.
+func bindSegment(reg *shm.Region, n uint64) *ringSegment {
+	s := &ringSegment{reg: reg, size: n}
+	for i := range s.rings {
+		ctl := (*ringCtl)(unsafe.Pointer(&reg.Mem[ringPage*(1+i)]))
+		start := ringHeadBytes + uint64(i)*n
+		s.rings[i] = ring{ctl: ctl, data: reg.Mem[start : start+n : start+n], size: n}
+	}
+	return s
+}
+
+// close unmaps the segment; its rings must not be used afterwards.
+func (s *ringSegment) close() error { return s.reg.Close() }
+
+// ring is one process's end of one ring: the writer's or the reader's.
+// pos is the writer's head (written, perhaps not yet published) or the
+// reader's tail; pub is the head the writer last published.
+type ring struct {
+	ctl  *ringCtl
+	data []byte
+	size uint64
+	pos  uint64
+	pub  uint64
+}
+
+// errRingCorrupt: the other side's position is impossible.
+type errRingCorrupt struct {
+	what       string
+	head, tail uint64
+	size       uint64
+}
+
+func (e *errRingCorrupt) Error() string {
+	return fmt.Sprintf("shared-memory ring corrupt: %s (head %d, tail %d, ring of %d bytes)", e.what, e.head, e.tail, e.size)
+}
+
+// writable returns how many bytes the writer may add now.
+func (r *ring) writable() (uint64, error) {
+	tail := r.ctl.tail.Load()
+	used := r.pos - tail
+	if used > r.size {
+		return 0, &errRingCorrupt{"the reader's tail is outside the ring", r.pos, tail, r.size}
+	}
+	return r.size - used, nil
+}
+
+// put copies as much of b as fits contiguously in free bytes of room
+// (from writable) and returns how much it copied; publish makes it
+// visible.
+func (r *ring) put(b []byte, free uint64) int {
+	off := r.pos & (r.size - 1)
+	n := min(uint64(len(b)), free, r.size-off)
+	copy(r.data[off:off+n], b)
+	r.pos += n
+	return int(n)
+}
+
+// publish makes what the writer put visible to the reader and wakes it if
+// it sleeps. The head is stored before the sleeper flag is read, and the
+// reader raises its flag before it looks at the head (both sequentially
+// consistent), so either the reader sees the head or the writer sees the
+// flag: no wake-up is lost.
+func (r *ring) publish() {
+	if r.pos == r.pub {
+		return
+	}
+	r.ctl.head.Store(r.pos)
+	r.pub = r.pos
+	if r.ctl.readerSleeps.Load() != 0 {
+		r.ctl.dataSeq.Add(1)
+		shm.FutexWake(&r.ctl.dataSeq, 1)
+	}
+}
+
+// readable returns how many bytes wait for the reader.
+func (r *ring) readable() (uint64, error) {
+	head := r.ctl.head.Load()
+	n := head - r.pos
+	if n > r.size {
+		return 0, &errRingCorrupt{"the writer's head is outside the ring", head, r.pos, r.size}
+	}
+	return n, nil
+}
+
+// get copies up to avail bytes (from readable) into b, as many as lie
+// contiguously in the ring, frees them for the writer and wakes the
+// writer if it sleeps; it returns how many it copied.
+func (r *ring) get(b []byte, avail uint64) int {
+	off := r.pos & (r.size - 1)
+	n := min(uint64(len(b)), avail, r.size-off)
+	copy(b, r.data[off:off+n])
+	r.pos += n
+	r.ctl.tail.Store(r.pos)
+	if r.ctl.writerSleeps.Load() != 0 {
+		r.ctl.spaceSeq.Add(1)
+		shm.FutexWake(&r.ctl.spaceSeq, 1)
+	}
+	return int(n)
+}
+
+// wakeReader and wakeWriter wake this process's sleeper on the ring, so
+// that it looks at its stop condition.
+func (r *ring) wakeReader() {
+	r.ctl.dataSeq.Add(1)
+	shm.FutexWake(&r.ctl.dataSeq, 1)
+}
+
+func (r *ring) wakeWriter() {
+	r.ctl.spaceSeq.Add(1)
+	shm.FutexWake(&r.ctl.spaceSeq, 1)
+}
+
+// ringWait is how a ring's reader or writer waits: it spins for spin,
+// letting the process's other goroutines run every few looks (more often
+// when poll, the progress mode's polling) and the machine's other threads
+// too (sched_yield), then sleeps on the futex until woken. It stops
+// spinning early when a sched_yield shows that another thread wanted the
+// core (ringYieldTaken), as the TCP spinner does. polling, if not nil, counts
+// the waiters spinning now.
+type ringWait struct {
+	spin    time.Duration
+	poll    bool
+	polling *atomic.Int32
+}
+
+// wait returns once ready or stop reports true. seq and sleeps are the
+// futex word and sleeper flag of the waiting side. The flag is raised
+// before ready is looked at a last time (see publish).
+func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
+	if ready() || stop() {
+		return
+	}
+	if w.spin > 0 {
+		if w.polling != nil {
+			w.polling.Add(1)
+		}
+		var start time.Time
+		for i := 1; ; i++ {
+			if ready() || stop() {
+				if w.polling != nil {
+					w.polling.Add(-1)
+				}
+				return
+			}
+			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
+				goruntime.Gosched()
+			}
+			if i%ringYieldEvery == ringYieldEvery-1 {
+				// As the TCP spinner: a sched_yield that gave the core
+				// away for long means the cores are shared, and spinning
+				// on would take one from the process the ring waits for.
+				t0 := time.Now()
+				ringYield()
+				if time.Since(t0) >= ringYieldTaken {
+					break
+				}
+			}
+			if i%32 == 0 {
+				now := time.Now()
+				if start.IsZero() {
+					start = now
+				} else if now.Sub(start) >= w.spin {
+					break
+				}
+			}
+		}
+		if w.polling != nil {
+			w.polling.Add(-1)
+		}
+	}
+	for {
+		v := seq.Load()
+		sleeps.Store(1)
+		if ready() || stop() {
+			sleeps.Store(0)
+			return
+		}
+		shm.FutexWait(seq, v, ringSleepLimit)
+		sleeps.Store(0)
+		if ready() || stop() {
+			return
+		}
+	}
+}
