@@ -7,7 +7,7 @@
 // into memory the receiver provides (Handler.Buffer), so the bytes cross the
 // wire once and are copied by nobody.
 //
-// A Parcelport carries parcels between the localities of one job. Three
+// A Parcelport carries parcels between the localities of one job. Four
 // implementations live here:
 //
 //   - TCP (the default): Go's net package, one connection per pair of
@@ -23,6 +23,13 @@
 //     chunks straight into Handler.Buffer memory. nbio's writes never
 //     block, so the port bounds what nbio holds unsent per peer (a window)
 //     and Send waits while it is full. Chosen by TESSERA_PARCELPORT=nbio.
+//   - SHM: the TCP port, whose connections to localities on the same
+//     machine move, after the handshake, to a pair of rings in a memfd
+//     segment the dialer offers over the authenticated connection (checked
+//     by a token written into it); frames go through the same decoder, and
+//     a reader spins briefly, then sleeps on a futex. TCP stays underneath
+//     for heartbeats and for peers on other machines. Chosen by
+//     TESSERA_PARCELPORT=shm (NewSHM has the detail).
 //   - Inproc: N localities inside one process, used by unit tests. It copies
 //     chunks through Handler.Buffer exactly like the TCP port does, and it can
 //     kill or disconnect localities so failure handling is testable without

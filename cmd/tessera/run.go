@@ -95,7 +95,7 @@ func (o *runOptions) validate() error {
 	case o.Profile != "" && o.Profile != "screen" && o.Profile != "csv":
 		return fmt.Errorf("--profile must be screen or csv, not %q", o.Profile)
 	case o.Parcelport != "" && o.Parcelport != runtime.ParcelportTCP && o.Parcelport != runtime.ParcelportNBIO && o.Parcelport != runtime.ParcelportSHM:
-		return fmt.Errorf("--parcelport must be %s or %s, not %q (or %s: shared memory on the node)", runtime.ParcelportTCP, runtime.ParcelportNBIO, o.Parcelport, runtime.ParcelportSHM)
+		return fmt.Errorf("--parcelport must be %s, %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, runtime.ParcelportSHM, o.Parcelport)
 	case o.Progress != "" && o.Progress != runtime.ProgressNameBlock && o.Progress != runtime.ProgressNamePoll:
 		return fmt.Errorf("--progress must be %s or %s, not %q", runtime.ProgressNameBlock, runtime.ProgressNamePoll, o.Progress)
 	case o.Bind != "" && o.Bind != bindNone && o.Bind != bindCore:

@@ -15,6 +15,7 @@ func TestParseRunParcelport(t *testing.T) {
 	}{
 		{[]string{"-n", "2", "--parcelport", "nbio", "prog"}, "nbio"},
 		{[]string{"-n", "2", "--parcelport", "tcp", "prog"}, "tcp"},
+		{[]string{"-n", "2", "--parcelport", "shm", "prog"}, "shm"},
 		{[]string{"-n", "2", "prog"}, ""},
 	} {
 		stderr.Reset()
@@ -29,7 +30,7 @@ func TestParseRunParcelport(t *testing.T) {
 	}
 	stderr.Reset()
 	if _, err := parseRunArgs([]string{"-n", "2", "--parcelport", "udp", "prog"}, &stderr); err == nil ||
-		!strings.Contains(stderr.String(), `--parcelport must be tcp or nbio, not "udp"`) {
+		!strings.Contains(stderr.String(), `--parcelport must be tcp, nbio or shm, not "udp"`) {
 		t.Errorf("tessera run --parcelport udp: %v, stderr %q", err, stderr.String())
 	}
 }
