@@ -55,6 +55,7 @@ type PeerCounters struct {
 	BytesReceived   uint64
 	QueueLen        int    // parcels waiting for the writer now
 	Writes          uint64 // write system calls (a batch of parcels is one)
+	SharedMemory    bool   // the peer's parcels travel through shared memory (the SHM port)
 }
 
 // ErrPeerDown is wrapped by errors about a peer that is gone.

@@ -273,6 +273,7 @@ func (s *SHM) Counters() []PeerCounters {
 		c.ParcelsReceived += p.ctr.parcelsRecv.Load() - p.ctrlRecv.Load()
 		c.BytesReceived += p.ctr.bytesRecv.Load()
 		c.Writes += p.ctr.writes.Load()
+		c.SharedMemory = p.onRing.Load()
 	}
 	return out
 }

@@ -36,7 +36,13 @@ func main() {
 			if err := check(ctx, rt); err != nil {
 				return err
 			}
-			fmt.Printf("locality %d ok\n", rt.Here())
+			shared := 0
+			for _, p := range rt.Counters().Peers {
+				if p.SharedMemory {
+					shared++
+				}
+			}
+			fmt.Printf("locality %d ok\nlocality %d: %d peers in shared memory\n", rt.Here(), rt.Here(), shared)
 			return nil
 		case "spin":
 			return spin(ctx, rt)

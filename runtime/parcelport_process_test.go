@@ -38,6 +38,36 @@ func TestProcessNBIO(t *testing.T) {
 	t.Run("WrongSecret", TestProcessWrongSecretIsRejectedAndJobGoesOn)
 }
 
+// The process tests again on the shared-memory parcelport
+// (TESSERA_PARCELPORT=shm): every pair of localities, all on this
+// machine, talks through rings in shared memory.
+func TestProcessSHM(t *testing.T) {
+	t.Setenv("TESSERA_PARCELPORT", ParcelportSHM)
+	t.Run("Collectives", func(t *testing.T) {
+		const n = 4
+		job := startProcesses(t, colljob, n)
+		for i, p := range job.Procs {
+			select {
+			case <-p.Done:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.Stdout, p.Stderr)
+			}
+			want := fmt.Sprintf("locality %d ok", i)
+			if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
+				t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.Stdout, p.Stderr)
+			}
+			if shared := fmt.Sprintf("locality %d: %d peers in shared memory", i, n-1); !strings.Contains(p.Stdout.String(), shared) {
+				t.Errorf("locality %d: not every peer in shared memory (no %q):\n%s\nstderr:\n%s", i, shared, p.Stdout, p.Stderr)
+			}
+		}
+	})
+	t.Run("KilledLocality", TestProcessKilledLocalityFailsTheJob)
+	t.Run("CollectiveKilledLocality", TestProcessCollectiveKilledLocality)
+	t.Run("SilentLocality", TestProcessSilentLocalityFailsTheJob)
+	t.Run("OversizedFrame", TestProcessOversizedFrameRefusedWithoutAllocation)
+	t.Run("WrongSecret", TestProcessWrongSecretIsRejectedAndJobGoesOn)
+}
+
 func TestProcessUnknownParcelport(t *testing.T) {
 	t.Setenv("TESSERA_PARCELPORT", "carrier-pigeon")
 	job := startProcesses(t, colljob, 2)
