@@ -32,6 +32,7 @@ for p in pingpong collbench rawcoll latbench retile zarrio; do go build -o "$wor
 build dgemm ./bench/cannon
 build cannon ./examples/cannon
 build als ./examples/als
+build kmeans ./examples/kmeans
 build conv1d ./bench/conv1d
 go build -o "$work/tracejob" ./runtime/testdata/tracejob
 
@@ -44,5 +45,6 @@ fi
 apt_ensure '/usr/bin/python3 -c "import numpy"' python3-numpy || true
 apt_ensure '/usr/bin/python3 -c "import dask.array"' python3-dask || true
 apt_ensure '/usr/bin/python3 -c "import zarr"' python3-zarr || true
+apt_ensure '/usr/bin/python3 -c "import sklearn"' python3-sklearn || true
 
 go run ./bench/harness -bin "$work" "$@"

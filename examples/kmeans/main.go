@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,18 +179,8 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 	part := make([]float64, k*d+k+1) // sums, counts, changed labels
 	for it := 0; it < iterations; it++ {
 		clear(part)
-		for i := range rows {
-			p := local[i*d : (i+1)*d]
-			c, _ := nearest(p, centres, k, d)
-			if float64(c) != labels[i] {
-				part[k*d+k]++
-				labels[i] = float64(c)
-			}
-			s := part[c*d : (c+1)*d]
-			for j, v := range p {
-				s[j] += v
-			}
-			part[k*d+c]++
+		if err := assign(ctx, e.Runtime(), local, centres, labels, k, d, part); err != nil {
+			return result{}, err
 		}
 		sum, err := allSum(ctx, e, part)
 		if err != nil {
@@ -210,12 +199,19 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 			}
 		}
 	}
-	// Labels and inertia of the final centres.
+	// Labels of the final centres, and the inertia: each point's squared
+	// distance to its centre, summed exactly.
+	clear(part)
+	if err := assign(ctx, e.Runtime(), local, centres, labels, k, d, part); err != nil {
+		return result{}, err
+	}
 	in := 0.0
 	for i := range rows {
-		c, dist := nearest(local[i*d:(i+1)*d], centres, k, d)
-		labels[i] = float64(c)
-		in += dist
+		c := int(labels[i])
+		for j, v := range local[i*d : (i+1)*d] {
+			t := v - centres[c*d+j]
+			in += t * t
+		}
 	}
 	sum, err := allSum(ctx, e, []float64{in})
 	if err != nil {
@@ -223,23 +219,6 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 	}
 	res.centres, res.labels, res.inertia = centres, labels, sum[0]
 	return res, nil
-}
-
-// nearest returns the centre closest to p (the first on a tie) and the
-// squared distance.
-func nearest(p, centres []float64, k, d int) (int, float64) {
-	best, bestDist := 0, math.Inf(1)
-	for c := range k {
-		s := 0.0
-		for j, v := range p {
-			t := v - centres[c*d+j]
-			s += t * t
-		}
-		if s < bestDist {
-			best, bestDist = c, s
-		}
-	}
-	return best, bestDist
 }
 
 // run is the program on one locality.

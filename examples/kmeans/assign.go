@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"math"
+
+	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// blockRows is how many points one product with the centres covers.
+const blockRows = 512
+
+// assign labels every point of local (rows x d) with its nearest centre
+// and returns the partial sums of one Lloyd step: k x d sums of the points
+// of each cluster, k counts and the number of labels that changed, in the
+// layout of part (k*d + k + 1). As scikit-learn does, a block of points
+// meets the centres in one matrix product: the nearest centre of x
+// minimises |c|² - 2 x·c (|x|² is the same for every c). Blocks run as
+// tasks on the locality's lanes, each into sums of its own, added in block
+// order so that the result does not depend on the lanes.
+func assign(ctx context.Context, rt *runtime.Runtime, local, centres, labels []float64, k, d int, part []float64) error {
+	rows := len(local) / d
+	norms := make([]float64, k)
+	for c := range k {
+		for _, v := range centres[c*d : (c+1)*d] {
+			norms[c] += v * v
+		}
+	}
+	nb := (rows + blockRows - 1) / blockRows
+	parts := make([][]float64, nb)
+	var tasks []*runtime.Future[struct{}]
+	for b := range nb {
+		tasks = append(tasks, runtime.SpawnNamed(ctx, rt, "kmeans.assign", func(ctx context.Context) (struct{}, error) {
+			r0, r1 := b*blockRows, min((b+1)*blockRows, rows)
+			parts[b] = assignBlock(local[r0*d:r1*d], centres, norms, labels[r0:r1], k, d)
+			return struct{}{}, nil
+		}))
+	}
+	if _, err := runtime.WhenAll(tasks...).Get(ctx); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		for i, v := range p {
+			part[i] += v
+		}
+	}
+	return nil
+}
+
+// assignBlock is assign for one block of points x; it returns the block's
+// sums, counts and changed labels.
+func assignBlock(x, centres, norms, labels []float64, k, d int) []float64 {
+	n := len(x) / d
+	part := make([]float64, k*d+k+1)
+	prod := make([]float64, n*k) // x · centresᵀ
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas64.General{Rows: n, Cols: d, Stride: d, Data: x},
+		blas64.General{Rows: k, Cols: d, Stride: d, Data: centres}, 0,
+		blas64.General{Rows: n, Cols: k, Stride: k, Data: prod})
+	for i := range n {
+		best, bestDist := 0, math.Inf(1)
+		for c, g := range prod[i*k : (i+1)*k] {
+			if v := norms[c] - 2*g; v < bestDist {
+				best, bestDist = c, v
+			}
+		}
+		if float64(best) != labels[i] {
+			part[k*d+k]++
+			labels[i] = float64(best)
+		}
+		s := part[best*d : (best+1)*d]
+		for j, v := range x[i*d : (i+1)*d] {
+			s[j] += v
+		}
+		part[k*d+best]++
+	}
+	return part
+}
