@@ -1,0 +1,161 @@
+package primitives
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// NotPositiveDefiniteError is the error of a Cholesky factorisation (and
+// of SolveSPD) whose matrix is not symmetric positive definite: the pivot
+// of global column Column was not positive (or not a number).
+type NotPositiveDefiniteError struct {
+	Array    string // the matrix, "name/generation"
+	Column   int    // global column of the first pivot that was not positive
+	Locality int    // where the pivot was found
+}
+
+func (e *NotPositiveDefiniteError) Error() string {
+	return fmt.Sprintf("matrix %s is not positive definite: the pivot of column %d (on locality %d) is not positive", e.Array, e.Column, e.Locality)
+}
+
+func (e *NotPositiveDefiniteError) column() int { return e.Column }
+
+// columnError is an error found at one global column of a factorisation;
+// its column travels to the other localities in the failure marker.
+type columnError interface {
+	error
+	column() int
+}
+
+// tileFuture is a tile of a factorisation once a task made it: a view of
+// this locality's local matrix or a tile received.
+type tileFuture = *runtime.Future[blas64.General]
+
+// tileGraph is one locality's part of a tiled algorithm run as a task
+// graph: every kernel a task on the tile's owner (runtime.ThenNamed over
+// the futures of its input tiles), every tile another locality needs sent
+// once to each such locality over a Channel.
+//
+// Every message a locality expects is sent, whatever happens: a tile whose
+// task failed travels as a failure marker (the tile's length plus one
+// element, the global column of the failure or -1), so no locality waits
+// for a tile that will never come, and every locality's result fails,
+// naming the column when there is one.
+type tileGraph struct {
+	e     *Env
+	op    string
+	ctx   context.Context
+	ch    *runtime.Channel
+	waits []func(ctx context.Context) error
+	// failed builds the error of a marker for column col (>= 0) received
+	// from locality from.
+	failed func(col, from int) error
+}
+
+// newTileGraph opens the graph's channel, named base on every locality.
+func newTileGraph(ctx context.Context, e *Env, op, base string, failed func(col, from int) error) (*tileGraph, error) {
+	ch, err := runtime.NewChannel(e.rt, base, nil)
+	if err != nil {
+		return nil, e.wrap(op, err)
+	}
+	return &tileGraph{e: e, op: op, ctx: ctx, ch: ch, failed: failed}, nil
+}
+
+// task runs fn as a task named name once every input is ready; it fails,
+// without running fn, with the first failed input's error.
+func (g *tileGraph) task(name string, fn func(vs []blas64.General) (blas64.General, error), in ...tileFuture) tileFuture {
+	f := runtime.ThenNamed(g.ctx, name, runtime.WhenAll(in...), func(_ context.Context, vs []blas64.General) (blas64.General, error) {
+		return fn(vs)
+	})
+	g.waits = append(g.waits, f.Err)
+	return f
+}
+
+// send sends the tile f makes, rows x cols, under tag to each of dests,
+// once it is ready, or the failure marker when f fails.
+func (g *tileGraph) send(f tileFuture, tag uint64, rows, cols int, dests []int) {
+	if len(dests) == 0 {
+		return
+	}
+	name := fmt.Sprintf("send(%d)", tag)
+	s := runtime.SpawnNamed(g.ctx, g.e.rt, name, func(ctx context.Context) (struct{}, error) {
+		t, err := f.Get(ctx)
+		var msg []float64
+		if err != nil {
+			msg = make([]float64, rows*cols+1)
+			msg[rows*cols] = -1
+			var ce columnError
+			if errors.As(err, &ce) {
+				msg[rows*cols] = float64(ce.column())
+			}
+		} else {
+			msg = packed(t)
+		}
+		sent := make([]*runtime.Future[struct{}], len(dests))
+		for k, d := range dests {
+			sent[k] = g.ch.Set(ctx, d, tag, msg)
+		}
+		for _, s := range sent {
+			if err := s.Err(ctx); err != nil {
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	})
+	g.waits = append(g.waits, s.Err)
+}
+
+// recv is the tile rows x cols that locality from sends under tag.
+func (g *tileGraph) recv(from int, tag uint64, rows, cols int) tileFuture {
+	f := runtime.Then(g.ctx, g.ch.Get(g.ctx, from, tag), func(_ context.Context, v []float64) (blas64.General, error) {
+		switch len(v) {
+		case rows * cols:
+			return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: v}, nil
+		case rows*cols + 1:
+			if col := int(v[rows*cols]); col >= 0 {
+				return blas64.General{}, g.failed(col, from)
+			}
+			return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d failed there", tag, from)
+		}
+		return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d has %d elements, want %dx%d", tag, from, len(v), rows, cols)
+	})
+	g.waits = append(g.waits, f.Err)
+	return f
+}
+
+// wait waits for every task, send and receive of the graph, closes the
+// channel, and returns the error that names a column if any failed so,
+// else the first error.
+func (g *tileGraph) wait(ctx context.Context) error {
+	var first error
+	for _, w := range g.waits {
+		err := w(ctx)
+		if err == nil {
+			continue
+		}
+		var ce columnError
+		if first == nil || (errors.As(err, &ce) && !errors.As(first, &ce)) {
+			first = err
+		}
+	}
+	g.ch.Close()
+	if first != nil {
+		return g.e.wrap(g.op, first)
+	}
+	return nil
+}
+
+// destinations returns the localities marked in set but this one.
+func destinations(set []bool, me int) []int {
+	var out []int
+	for l, ok := range set {
+		if ok && l != me {
+			out = append(out, l)
+		}
+	}
+	return out
+}
