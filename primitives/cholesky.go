@@ -35,7 +35,7 @@ import (
 func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
 	const op = "Cholesky"
 	k := e.derive()
-	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (*Array, error) {
+	return graphCollective(ctx, e, op, func(ctx context.Context, r, end *runtime.Reservation) (*Array, error) {
 		x, err := a.Get(ctx)
 		if err != nil {
 			return nil, err
@@ -56,7 +56,7 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 		data := e.tileToSet(len(x.data))
 		copy(data, x.data)
 		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
-		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), x.Name(), v); err != nil {
+		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v); err != nil {
 			return nil, err
 		}
 		v.zeroUpper()
@@ -66,9 +66,9 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 
 // cholesky factors v in place (its lower triangle) by the task graph of
 // Cholesky, over a channel named base.
-func (e *Env) cholesky(ctx context.Context, op, base, name string, v *cyclicMatrix) error {
-	g, err := newTileGraph(ctx, e, op, base, func(col, from int) error {
-		return &NotPositiveDefiniteError{Array: name, Column: col, Locality: from}
+func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix) error {
+	g, err := newTileGraph(ctx, e, op, base, end, func(col int) error {
+		return &NotPositiveDefiniteError{Array: name, Column: col}
 	})
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (e *Env) cholesky(ctx context.Context, op, base, name string, v *cyclicMatr
 		}
 		if v.mine(k, k) {
 			f := g.task(fmt.Sprintf("potrf(%d,%d)", k, k), func(vs []blas64.General) (blas64.General, error) {
-				return vs[0], potrf(vs[0], k*nb, name, me)
+				return vs[0], potrf(vs[0], k*nb, name)
 			}, ver[k][k])
 			ver[k][k], panel[k] = f, f
 			g.send(f, tag(k, k), v.rows(k), v.cols(k), destinations(need, me))
@@ -144,31 +144,19 @@ func (e *Env) cholesky(ctx context.Context, op, base, name string, v *cyclicMatr
 			}
 		}
 	}
-	// The last diagonal tile depends on every step: its owner sends how it
-	// ended to every locality, so that a failure at any step, which its
-	// markers carry to the tiles after it, reaches all.
-	last, all := nt-1, make([]bool, e.Size())
-	for l := range all {
-		all[l] = true
-	}
-	if v.mine(last, last) {
-		g.send(ver[last][last], uint64(nt*nt), v.rows(last), v.cols(last), destinations(all, me))
-	} else {
-		g.recv(v.owner(last, last), uint64(nt*nt), v.rows(last), v.cols(last))
-	}
 	return g.wait(ctx)
 }
 
 // potrf factors the diagonal tile t (its lower triangle) whose first
 // column is global column col0; an error naming the first column whose
 // pivot is not positive otherwise.
-func potrf(t blas64.General, col0 int, name string, me int) error {
+func potrf(t blas64.General, col0 int, name string) error {
 	n := t.Rows
 	keep := packed(t)
 	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: t.Stride, Data: t.Data}); ok {
 		return nil
 	}
-	return &NotPositiveDefiniteError{Array: name, Column: col0 + firstBadPivot(keep, n), Locality: me}
+	return &NotPositiveDefiniteError{Array: name, Column: col0 + firstBadPivot(keep, n)}
 }
 
 // firstBadPivot returns the first column at which the unblocked Cholesky

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -13,13 +14,12 @@ import (
 // of SolveSPD) whose matrix is not symmetric positive definite: the pivot
 // of global column Column was not positive (or not a number).
 type NotPositiveDefiniteError struct {
-	Array    string // the matrix, "name/generation"
-	Column   int    // global column of the first pivot that was not positive
-	Locality int    // where the pivot was found
+	Array  string // the matrix, "name/generation"
+	Column int    // global column of the first pivot that was not positive
 }
 
 func (e *NotPositiveDefiniteError) Error() string {
-	return fmt.Sprintf("matrix %s is not positive definite: the pivot of column %d (on locality %d) is not positive", e.Array, e.Column, e.Locality)
+	return fmt.Sprintf("matrix %s is not positive definite: the pivot of column %d is not positive", e.Array, e.Column)
 }
 
 func (e *NotPositiveDefiniteError) column() int { return e.Column }
@@ -44,25 +44,47 @@ type tileFuture = *runtime.Future[blas64.General]
 // task failed travels as a failure marker (the tile's length plus one
 // element, the global column of the failure or -1), so no locality waits
 // for a tile that will never come, and every locality's result fails,
-// naming the column when there is one.
+// naming the column when there is one. At the end one AllReduce (in a
+// generation reserved when the primitive was called) tells every locality
+// whether and where the graph failed anywhere.
 type tileGraph struct {
 	e     *Env
 	op    string
 	ctx   context.Context
 	ch    *runtime.Channel
+	end   *runtime.Reservation
 	waits []func(ctx context.Context) error
-	// failed builds the error of a marker for column col (>= 0) received
-	// from locality from.
-	failed func(col, from int) error
+	// failed builds the error of a failure at global column col (>= 0)
+	// found elsewhere.
+	failed func(col int) error
 }
 
-// newTileGraph opens the graph's channel, named base on every locality.
-func newTileGraph(ctx context.Context, e *Env, op, base string, failed func(col, from int) error) (*tileGraph, error) {
+// newTileGraph opens the graph's channel, named base on every locality;
+// end is the reservation of the final AllReduce.
+func newTileGraph(ctx context.Context, e *Env, op, base string, end *runtime.Reservation, failed func(col int) error) (*tileGraph, error) {
 	ch, err := runtime.NewChannel(e.rt, base, nil)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}
-	return &tileGraph{e: e, op: op, ctx: ctx, ch: ch, failed: failed}, nil
+	return &tileGraph{e: e, op: op, ctx: ctx, ch: ch, end: end, failed: failed}, nil
+}
+
+// graphCollective is collective for a primitive that runs a tileGraph:
+// body gets the reservation of its start barrier (start) and of the
+// graph's final AllReduce (end), both taken when called; end is cancelled
+// when body fails without issuing it.
+func graphCollective[T any](ctx context.Context, e *Env, op string, body func(ctx context.Context, start, end *runtime.Reservation) (T, error)) *runtime.Future[T] {
+	end, err := e.reserve(op)
+	if err != nil {
+		return runtime.MakeFailed[T](err)
+	}
+	return collective(ctx, e, op, func(ctx context.Context, start *runtime.Reservation) (T, error) {
+		v, err := body(ctx, start, end)
+		if err != nil {
+			end.Cancel(err) // no effect once issued
+		}
+		return v, err
+	})
 }
 
 // task runs fn as a task named name once every input is ready; it fails,
@@ -117,7 +139,7 @@ func (g *tileGraph) recv(from int, tag uint64, rows, cols int) tileFuture {
 			return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: v}, nil
 		case rows*cols + 1:
 			if col := int(v[rows*cols]); col >= 0 {
-				return blas64.General{}, g.failed(col, from)
+				return blas64.General{}, g.failed(col)
 			}
 			return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d failed there", tag, from)
 		}
@@ -143,6 +165,26 @@ func (g *tileGraph) wait(ctx context.Context) error {
 		}
 	}
 	g.ch.Close()
+	// Where it failed, everywhere: the smallest failed column (+Inf for
+	// none) and -1 when any locality failed.
+	mine := []float64{math.Inf(1), 0}
+	if first != nil {
+		mine[1] = -1
+		var ce columnError
+		if errors.As(first, &ce) {
+			mine[0] = float64(ce.column())
+		}
+	}
+	got, err := g.end.AllReduce(ctx, mine, math.Min).Get(ctx)
+	switch {
+	case err != nil && first == nil:
+		first = err
+	case err != nil:
+	case !math.IsInf(got[0], 1) && got[0] != mine[0]:
+		first = g.failed(int(got[0]))
+	case first == nil && got[1] < 0:
+		first = errors.New("the factorisation failed on another locality")
+	}
 	if first != nil {
 		return g.e.wrap(g.op, first)
 	}
