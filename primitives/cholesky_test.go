@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
@@ -224,4 +226,68 @@ func TestCholeskyBadInput(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// taskLog records the order in which tasks start and stop.
+type taskLog struct {
+	mu     sync.Mutex
+	events []string // "start potrf(1,1)", "stop gemm(3,2,0)"
+}
+
+func (l *taskLog) add(kind string, i runtime.TaskInfo) {
+	l.mu.Lock()
+	l.events = append(l.events, kind+" "+i.Name)
+	l.mu.Unlock()
+}
+
+func (l *taskLog) TaskStart(i runtime.TaskInfo) { l.add("start", i) }
+func (l *taskLog) TaskStop(i runtime.TaskInfo)  { l.add("stop", i) }
+func (l *taskLog) TaskYield(runtime.TaskInfo)   {}
+func (l *taskLog) TaskResume(runtime.TaskInfo)  {}
+
+// TestCholeskyLookahead checks that the tile tasks are named after their
+// kernel and tile, and that the panel of a step starts before the trailing
+// update of the step before it has ended.
+func TestCholeskyLookahead(t *testing.T) {
+	const size, nb = 48, 4
+	log := &taskLog{}
+	ref := spdMatrix(size, 8)
+	runJobWith(t, 1, 20*time.Second, runtime.Config{Lanes: 2, Observer: log}, func(ctx context.Context, e *Env) error {
+		a, err := toCyclic(ctx, e, []int{size, size}, ref, nb, 1, 1)
+		if err != nil {
+			return err
+		}
+		_, err = Cholesky(ctx, e, a).Get(ctx)
+		return err
+	})
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	at := map[string]int{}
+	for k, ev := range log.events {
+		if _, ok := at[ev]; !ok {
+			at[ev] = k
+		}
+	}
+	for _, name := range []string{"potrf(0,0)", "trsm(1,0)", "syrk(1,1,0)", "gemm(2,1,0)", "potrf(11,11)"} {
+		if _, ok := at["stop "+name]; !ok {
+			t.Fatalf("no task named %s ran", name)
+		}
+	}
+	nt := size / nb
+	ahead := 0
+	for k := 0; k+1 < nt; k++ {
+		lastGemm := -1
+		for i := k + 1; i < nt; i++ {
+			for j := k + 1; j < i; j++ {
+				lastGemm = max(lastGemm, at[fmt.Sprintf("stop gemm(%d,%d,%d)", i, j, k)])
+			}
+		}
+		if lastGemm >= 0 && at[fmt.Sprintf("start potrf(%d,%d)", k+1, k+1)] < lastGemm {
+			ahead++
+		}
+	}
+	if ahead == 0 {
+		t.Fatalf("no panel started before the trailing update of the step before it ended (%d steps)", nt)
+	}
+	t.Logf("%d of %d panels started during the previous step's update", ahead, nt-1)
 }
