@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -23,18 +24,20 @@ type LUFactors struct {
 
 // LU factors a square matrix with partial pivoting, P·A = L·U, by the
 // tiled right-looking algorithm as a task graph. a is laid out
-// block-cyclically on a 1 x q grid (BlockCyclic(shape, nb, 1, q)): each
-// locality holds whole block columns, so the rows a pivot swaps are on
-// one locality in every block column.
+// block-cyclically (BlockCyclic, square blocks) on any p x q grid.
 //
-// Step k: getrf(k) factors the panel, block column k from the diagonal
-// down, on its owner: the pivot search of each of its columns is a
-// reduction of that column. The factored panel and its pivots travel once
-// to every other locality, where laswp(k,j) applies the row swaps to each
-// block column j as a task (the columns left of the panel too, so that L
-// is P·A's), trsm(k,j) makes U's block row and gemm(i,j,k) updates the
-// trailing tiles. The panel of step k+1 starts once its own column is
-// updated (lookahead).
+// Step k: getrf(k,k) factors the panel, block column k from the diagonal
+// down, on the owner of the diagonal tile: the pivot search of each of its
+// columns is a reduction of that column over the panel's tiles, which on
+// a grid of more than one row first travel there (each once). The
+// factored panel and its pivots travel once to every other locality,
+// where laswp(k,j) applies the row swaps to each block column j as a task
+// (the columns left of the panel too, so that L is P·A's; rows on other
+// localities of the grid column are exchanged, one message per pair),
+// trsm(k,j) makes U's block row, sent once to the localities below it,
+// and gemm(i,j,k) updates the trailing tiles. The panel of step k+1
+// starts once its own column is updated (lookahead). On a 1 x q grid
+// every block column is on one locality and swaps move nothing.
 //
 // A pivot whose magnitude is at most n·ε·max|a| (or NaN) fails the result
 // on every locality with a *SingularError naming its global column.
@@ -56,9 +59,6 @@ func LU(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[
 		if err := e.checkCyclic(op, x, true); err != nil {
 			return LUFactors{}, err
 		}
-		if c := x.ann.Tiling.Cyclic; c.GridRows != 1 {
-			return LUFactors{}, e.errorf(op, "array %s is laid out as %v: want a 1x%d grid (BlockCyclic(shape, nb, 1, %d)), every block column on one locality", x.Name(), *c, e.Size(), e.Size())
-		}
 		norm := 0.0
 		for _, v := range x.data {
 			if av := math.Abs(v); av > norm || math.IsNaN(av) {
@@ -78,7 +78,11 @@ func LU(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[
 			lu.tol = math.Inf(1) // every pivot fails: zero, NaN or Inf in a
 		}
 		base := fmt.Sprintf("%s/lu~%d", CommunicatorName, k)
-		piv, err := e.lu(ctx, op, base, end, lu)
+		factor := e.lu
+		if x.ann.Tiling.Cyclic.GridRows > 1 {
+			factor = e.lu2d
+		}
+		piv, err := factor(ctx, op, base, end, lu)
 		if err != nil {
 			return LUFactors{}, err
 		}
@@ -236,7 +240,8 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 
 // SolveLU returns X with A·X = B for a square a, through LU: P·A = L·U,
 // then L·Y = P·B and U·X = Y (SolveTriangular). a and b are laid out
-// block-cyclically with the same square blocks on one 1 x q grid; a
+// block-cyclically with the same square blocks on one grid; P·B's rows
+// that another locality holds are fetched from it (fetch_block). A
 // singular a fails the result with LU's *SingularError.
 func SolveLU(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
 	const op = "SolveLU"
@@ -251,19 +256,72 @@ func SolveLU(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime
 		if err := e.checkSolve(op, v.LU, y); err != nil {
 			return nil, err
 		}
+		if err := e.adopt(op, y); err != nil {
+			return nil, err
+		}
 		data := e.tileToSet(len(y.data))
 		copy(data, y.data)
-		ld := y.ann.Local().Owned[1].Len()
-		for r, s := range v.Pivots {
-			if r != s {
-				a, b := data[r*ld:(r+1)*ld], data[s*ld:(s+1)*ld]
-				for x := range a {
-					a[x], b[x] = b[x], a[x]
-				}
-			}
+		if err := e.permuteRows(ctx, y, v.Pivots, data); err != nil {
+			return nil, e.wrap(op, err)
 		}
 		return e.newArray(op, derivedAnnotation(k, y), data)
 	}, f, b)
 	y := SolveTriangular(ctx, e, lu, pb, Triangular{Unit: true})
 	return SolveTriangular(ctx, e, lu, y, Triangular{Upper: true})
+}
+
+// permuteRows sets data, this locality's tile of a copy of the
+// block-cyclic y, to its tile of P·y for the row interchanges piv: each
+// row that changes is copied from y's tile here or fetched from the
+// locality holding it, one block row segment per fetch.
+func (e *Env) permuteRows(ctx context.Context, y *Array, piv []int, data []float64) error {
+	content := make([]int, len(piv))
+	for r := range content {
+		content[r] = r
+	}
+	for r, s := range piv {
+		content[r], content[s] = content[s], content[r]
+	}
+	t := y.ann.Tiling
+	c := *t.Cyclic
+	h := t.Tiles[e.Locality()].Halo
+	type pending struct {
+		f        *runtime.Future[[]float64]
+		buf      *runtime.Tile
+		src, dst annotate.Block
+	}
+	var fs []pending
+	defer func() {
+		for _, p := range fs {
+			p.buf.Release()
+		}
+	}()
+	for _, reg := range t.Regions(e.Locality()) {
+		for r := reg[0].Start; r < reg[0].Stop; r++ {
+			s := content[r]
+			if s == r {
+				continue
+			}
+			from := annotate.Block{{Start: s, Stop: s + 1}, reg[1]}
+			src, ok1 := t.Storage(from)
+			dst, ok2 := t.Storage(annotate.Block{{Start: r, Stop: r + 1}, reg[1]})
+			if !ok1 || !ok2 {
+				return fmt.Errorf("array %s: rows %d and %d of columns %v cross a block", y.Name(), r, s, reg[1])
+			}
+			owner := c.Owner(s/c.RowBlock, reg[1].Start/c.ColBlock)
+			if owner == e.Locality() {
+				copyMoved(data, h, dst, y.data, h, src)
+				continue
+			}
+			buf := runtime.NewTile(e.rt, src.Size(), runtime.TileOptions{Uncleared: true})
+			fs = append(fs, pending{f: e.fetchTile(ctx, y, owner, src, buf), buf: buf, src: src, dst: dst})
+		}
+	}
+	for _, p := range fs {
+		if _, err := p.f.Get(ctx); err != nil {
+			return fmt.Errorf("array %s: %w", y.Name(), err)
+		}
+		copyMoved(data, h, p.dst, p.buf.Float64s(), p.src, p.src)
+	}
+	return nil
 }
