@@ -136,6 +136,18 @@ func TestTSQRBadInput(t *testing.T) {
 		if _, err := TSQR(ctx, e, runtime.MakeReady(col), false).Get(ctx); err == nil || !strings.Contains(err.Error(), "want a row tiling") {
 			return fmt.Errorf("column tiling: got %v", err)
 		}
+		// A right-hand side of other rows than the matrix.
+		a, err := FromGlobal(e, []int{12, 3}, Layout{Name: "A", Kind: annotate.Row}, globalData([]int{12, 3}, 2, 0, 1))
+		if err != nil {
+			return err
+		}
+		b, err := FromGlobal(e, []int{10, 2}, Layout{Name: "B", Kind: annotate.Row}, globalData([]int{10, 2}, 2, 0, 1))
+		if err != nil {
+			return err
+		}
+		if _, err := LeastSquares(ctx, e, runtime.MakeReady(a), runtime.MakeReady(b)).Get(ctx); err == nil || !strings.Contains(err.Error(), "B/0 of shape [10 2]") || !strings.Contains(err.Error(), "want the same rows") {
+			return fmt.Errorf("10 rows for 12: got %v", err)
+		}
 		// Rank-deficient: a zero column.
 		z := globalData([]int{12, 3}, 1, 0, 1)
 		for i := range 12 {
