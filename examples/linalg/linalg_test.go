@@ -48,7 +48,7 @@ func TestRunAll(t *testing.T) {
 				}
 				if e.Locality() == 0 {
 					out = w
-					for _, k := range []string{"cholesky", "lu", "tsqr", "orthogonality", "svd"} {
+					for _, k := range []string{"cholesky", "lu", "qr", "qr-orthogonality", "tsqr", "orthogonality", "svd"} {
 						if _, ok := res[k]; !ok {
 							return fmt.Errorf("no %s residual measured", k)
 						}
@@ -59,7 +59,7 @@ func TestRunAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"BenchmarkCholesky/n=37/nb=5/localities=", "BenchmarkLU/", "BenchmarkTSQR/", "BenchmarkTruncatedSVD/", "BenchmarkDpotrf/n=37 1 ", "‖A − LLᵀ‖/‖A‖ = "} {
+			for _, want := range []string{"BenchmarkCholesky/n=37/nb=5/localities=", "BenchmarkLU/", "BenchmarkQR/", "BenchmarkTSQR/", "BenchmarkTruncatedSVD/", "BenchmarkDpotrf/n=37 1 ", "‖A − LLᵀ‖/‖A‖ = "} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, out.String())
 				}

@@ -8,6 +8,8 @@
 //     ‖A − LLᵀ‖/‖A‖;
 //   - lu: P·A = L·U of a random n x n matrix on a 1 x p grid,
 //     ‖PA − LU‖/‖A‖;
+//   - qr: A = Q·R of a random n x n matrix by tiled Householder QR on a
+//     1 x p grid, ‖A − QR‖/‖A‖ and ‖QᵀQ − I‖;
 //   - tsqr: A = Q·R of a random tall-skinny m x c matrix, row-tiled,
 //     ‖A − QR‖/‖A‖ and ‖QᵀQ − I‖;
 //   - svd: the leading --rank singular values of an m x c matrix of
@@ -53,14 +55,14 @@ type options struct {
 	oversample int
 }
 
-var allOps = []string{"cholesky", "lu", "tsqr", "svd"}
+var allOps = []string{"cholesky", "lu", "qr", "tsqr", "svd"}
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("linalg", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
 	var ops string
-	fs.IntVar(&o.n, "n", 1024, "order of the square matrices (cholesky, lu)")
+	fs.IntVar(&o.n, "n", 1024, "order of the square matrices (cholesky, lu, qr)")
 	fs.IntVar(&o.nb, "nb", 128, "block size of the block-cyclic layout")
 	fs.StringVar(&o.grid, "grid", "", "process grid PxQ of cholesky (default near-square; lu always uses 1xP)")
 	fs.IntVar(&o.m, "m", 20000, "rows of the tall-skinny matrices (tsqr, svd)")
@@ -173,6 +175,8 @@ func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) (m
 			err = r.cholesky(ctx)
 		case "lu":
 			err = r.lu(ctx)
+		case "qr":
+			err = r.qr(ctx)
 		case "tsqr":
 			err = r.tsqr(ctx)
 		case "svd":

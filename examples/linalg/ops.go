@@ -247,6 +247,67 @@ func (r *runner) lu(ctx context.Context) error {
 	return nil
 }
 
+func (r *runner) qr(ctx context.Context) error {
+	e, n := r.e, r.o.n
+	l, err := primitives.BlockCyclic([]int{n, n}, r.o.nb, 1, e.Size())
+	if err != nil {
+		return err
+	}
+	a0, err := r.generate([]int{n, n}, func(i, j int) float64 { return uniform(r.o.seed+4, i, j) })
+	if err != nil {
+		return err
+	}
+	a, err := primitives.Retile(ctx, e, runtime.MakeReady(a0), l).Get(ctx)
+	if err != nil {
+		return err
+	}
+	var f primitives.QRResult
+	secs, err := r.timed(ctx, func() error {
+		f, err = primitives.QR(ctx, e, runtime.MakeReady(a), true).Get(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// geqrf and forming Q, each 4n³/3.
+	flops := 8 * math.Pow(float64(n), 3) / 3
+	r.report("QR", fmt.Sprintf("n=%d/nb=%d", n, r.o.nb), fmt.Sprintf("tiled QR of %dx%d with explicit Q, %dx%d blocks on a 1x%d grid", n, n, r.o.nb, r.o.nb, e.Size()), secs, flops)
+	if !r.o.check {
+		return nil
+	}
+	A, err := r.whole(ctx, a0)
+	if err != nil {
+		return err
+	}
+	QR, err := r.whole(ctx, f.QR)
+	if err != nil {
+		return err
+	}
+	Q, err := r.whole(ctx, f.Q)
+	if err != nil {
+		return err
+	}
+	if e.Locality() != 0 {
+		return nil
+	}
+	R := mat.NewDense(n, n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			R.Set(i, j, QR.At(i, j))
+		}
+	}
+	var prod, qtq mat.Dense
+	prod.Mul(Q, R)
+	if err := r.residual("qr", "‖A − QR‖/‖A‖", relDiff(A, &prod), 10*float64(n)*0x1p-52); err != nil {
+		return err
+	}
+	qtq.Mul(Q.T(), Q)
+	for i := range n {
+		qtq.Set(i, i, qtq.At(i, i)-1)
+	}
+	return r.residual("qr-orthogonality", "‖QᵀQ − I‖ (tiled QR)", mat.Norm(&qtq, 2), 10*float64(n)*0x1p-52)
+}
+
 func (r *runner) tsqr(ctx context.Context) error {
 	e, m, c := r.e, r.o.m, r.o.cols
 	a, err := r.generate([]int{m, c}, func(i, j int) float64 { return uniform(r.o.seed+2, i, j) })
