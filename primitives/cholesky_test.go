@@ -158,6 +158,35 @@ func TestCholesky(t *testing.T) {
 	}
 }
 
+// TestCholeskyColumnMajorGrid runs Cholesky on a 2 x 3 grid whose
+// localities are numbered down its columns.
+func TestCholeskyColumnMajorGrid(t *testing.T) {
+	const size, nb = 19, 3
+	shape := []int{size, size}
+	ref := spdMatrix(size, 13)
+	runJob(t, 6, func(ctx context.Context, e *Env) error {
+		a, err := FromGlobal(e, shape, Tiled(annotate.Row), ref)
+		if err != nil {
+			return err
+		}
+		ct, err := annotate.NewBlockCyclic(shape, annotate.Cyclic{RowBlock: nb, ColBlock: nb, GridRows: 2, GridCols: 3, ColMajor: true})
+		if err != nil {
+			return err
+		}
+		c := Retile(ctx, e, runtime.MakeReady(a), Layout{Tiling: &ct})
+		l, err := gathered(ctx, e, Cholesky(ctx, e, c))
+		if err != nil {
+			return err
+		}
+		var llt mat.Dense
+		llt.Mul(l, l.T())
+		if r := relResidual(mat.NewDense(size, size, ref), &llt); !(r <= tolerance(size)) {
+			return fmt.Errorf("‖A − LLᵀ‖/‖A‖ = %g, want at most %g", r, tolerance(size))
+		}
+		return nil
+	})
+}
+
 func TestCholeskyNotPositiveDefinite(t *testing.T) {
 	const size, nb = 14, 3
 	for _, n := range []int{1, 3, 4} {

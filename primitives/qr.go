@@ -33,8 +33,9 @@ type QRResult struct {
 // column j of Q on its owner from the panels 0..j, as soon as they are
 // there.
 //
-// A matrix wider than tall, not block-cyclic or on a grid of more than
-// one row fails the result with an error naming the array.
+// A matrix wider than tall, not block-cyclic, on a grid of more than one
+// row or holding NaN or Inf fails the result with an error naming the
+// array.
 func QR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool) *runtime.Future[QRResult] {
 	const op = "QR"
 	k := e.derive()
@@ -61,8 +62,8 @@ func QR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool) *
 		if c.GridRows != 1 {
 			return QRResult{}, e.errorf(op, "array %s is laid out as %v: want a 1x%d grid (BlockCyclic(shape, nb, 1, %d)), every block column on one locality", x.Name(), c, e.Size(), e.Size())
 		}
-		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
-			return QRResult{}, e.wrap(op, err)
+		if err := e.checkFinite(ctx, op, r, x); err != nil {
+			return QRResult{}, err
 		}
 		data := e.tileToSet(len(x.data))
 		copy(data, x.data)

@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -67,6 +68,15 @@ func TestQRBadInput(t *testing.T) {
 		}
 		if _, err := QR(ctx, e, wide, false).Get(ctx); err == nil || !strings.Contains(err.Error(), "want at least as many rows as columns") {
 			return fmt.Errorf("6x9: got %v", err)
+		}
+		g := globalData([]int{9, 6}, 1, 0, 1)
+		g[20] = math.NaN()
+		nan, err := toCyclic(ctx, e, []int{9, 6}, g, 2, 1, 2)
+		if err != nil {
+			return err
+		}
+		if _, err := QR(ctx, e, nan, true).Get(ctx); err == nil || !strings.Contains(err.Error(), "holds NaN or Inf") {
+			return fmt.Errorf("a NaN: got %v", err)
 		}
 		grid, err := toCyclic(ctx, e, []int{9, 6}, globalData([]int{9, 6}, 1, 0, 1), 2, 2, 1)
 		if err != nil {

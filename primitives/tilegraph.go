@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -200,4 +201,32 @@ func destinations(set []bool, me int) []int {
 		}
 	}
 	return out
+}
+
+// checkFinite is the start barrier of a primitive whose inputs must be
+// finite: an AllReduce (in the reserved generation r) of the largest
+// magnitude of this locality's elements of xs, NaN when one is NaN. Every
+// locality fails alike, naming the arrays, when any element anywhere is
+// NaN or Inf.
+func (e *Env) checkFinite(ctx context.Context, op string, r *runtime.Reservation, xs ...*Array) error {
+	big := 0.0
+	for _, x := range xs {
+		for _, v := range x.data {
+			if av := math.Abs(v); av > big || math.IsNaN(av) {
+				big = av
+			}
+		}
+	}
+	got, err := r.AllReduce(ctx, []float64{big}, nanMax).Get(ctx)
+	if err != nil {
+		return e.wrap(op, err)
+	}
+	if math.IsNaN(got[0]) || math.IsInf(got[0], 0) {
+		names := make([]string, len(xs))
+		for i, x := range xs {
+			names[i] = x.Name()
+		}
+		return e.errorf(op, "array %s holds NaN or Inf: want finite elements", strings.Join(names, " or "))
+	}
+	return nil
 }

@@ -59,7 +59,9 @@ func (e *SingularError) column() int { return e.Column }
 //
 // A zero (or NaN) on the diagonal of a non-unit T fails the result on every
 // locality with a *SingularError naming the global column; layouts that
-// do not conform fail it with an error naming both arrays.
+// do not conform fail it with an error naming both arrays, and NaN or Inf
+// in either with an error naming them (T's triangle or not: the check
+// reads the whole tiles).
 func SolveTriangular(ctx context.Context, e *Env, t, b *runtime.Future[*Array], kind Triangular) *runtime.Future[*Array] {
 	const op = "SolveTriangular"
 	k := e.derive()
@@ -80,8 +82,8 @@ func SolveTriangular(ctx context.Context, e *Env, t, b *runtime.Future[*Array], 
 		if err := e.checkSolve(op, tx, bx); err != nil {
 			return nil, err
 		}
-		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
-			return nil, e.wrap(op, err)
+		if err := e.checkFinite(ctx, op, r, tx, bx); err != nil {
+			return nil, err
 		}
 		data := e.tileToSet(len(bx.data))
 		copy(data, bx.data)

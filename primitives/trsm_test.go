@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -142,6 +143,15 @@ func TestSolveTriangularBadInput(t *testing.T) {
 		// Unit diagonal: the zero is not read.
 		if _, err := SolveTriangular(ctx, e, tf, bf, Triangular{Unit: true}).Get(ctx); err != nil {
 			return err
+		}
+		bn := globalData([]int{n, 6}, 4, -1, 1)
+		bn[17] = math.Inf(1)
+		nanB, err := toCyclic(ctx, e, []int{n, 6}, bn, nb, 2, 2)
+		if err != nil {
+			return err
+		}
+		if _, err := SolveTriangular(ctx, e, tf, nanB, Triangular{Unit: true}).Get(ctx); err == nil || !strings.Contains(err.Error(), "holds NaN or Inf") {
+			return fmt.Errorf("an Inf in B: got %v", err)
 		}
 		short, err := toCyclic(ctx, e, []int{10, 6}, globalData([]int{10, 6}, 4, -1, 1), nb, 2, 2)
 		if err != nil {

@@ -388,10 +388,12 @@ func geqrf(a blas64.General) []float64 {
 }
 
 // ormqr sets c to Q·c (or Qᵀ·c) for the Q whose reflectors geqrf left in
-// a and tau.
+// a and tau. It works on a copy of the reflectors: LAPACK's dorm2r writes
+// into them while it runs (a diagonal element set to one and restored),
+// and other tasks may be reading the same panel at the time.
 func ormqr(trans blas.Transpose, a blas64.General, tau []float64, c blas64.General) {
 	k := len(tau)
-	a = blas64.General{Rows: a.Rows, Cols: k, Stride: a.Stride, Data: a.Data}
+	a = blas64.General{Rows: a.Rows, Cols: k, Stride: k, Data: packed(blas64.General{Rows: a.Rows, Cols: k, Stride: a.Stride, Data: a.Data})}
 	work := []float64{0}
 	lapack64.Ormqr(blas.Left, trans, a, tau, c, work, -1)
 	work = make([]float64, max(int(work[0]), c.Cols, 1))
