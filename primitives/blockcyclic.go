@@ -18,7 +18,8 @@ import (
 // Each locality's tile is its local matrix, its blocks packed as ScaLAPACK
 // packs them (annotate.Cyclic). Element-wise primitives between arrays of
 // one layout, Retile (to and from any tiling) and the dense linear algebra
-// (Cholesky, SolveTriangular, SolveSPD) understand it; primitives that
+// (Cholesky, SolveTriangular, SolveSPD, LU, SolveLU, QR) understand it;
+// primitives that
 // address elements by global index (FromGlobal, Fetch, AllGather, Slice,
 // Transpose, the products) see the local matrices as if they were one:
 // retile to a row or column tiling first.
