@@ -23,19 +23,21 @@ type QRResult struct {
 }
 
 // QR factors a general m x n matrix (m >= n), A = Q·R, by tiled
-// Householder QR as a task graph. a is laid out block-cyclically on a
-// 1 x q grid (BlockCyclic(shape, nb, 1, q)): every block column on one
-// locality. Step k: geqrf(k) factors the panel, block column k from row
-// k·nb down, on its owner; the panel's reflectors travel once to each
-// locality holding block columns to its right, where ormqr(k,j) applies
-// Qᵀ to each of them as a task; the panel of step k+1 starts once its own
-// column is updated (lookahead). With explicit, orgqr(j) forms block
-// column j of Q on its owner from the panels 0..j, as soon as they are
-// there.
+// Householder QR as a task graph. a is laid out block-cyclically
+// (BlockCyclic, square blocks) on any p x q grid.
 //
-// A matrix wider than tall, not block-cyclic, on a grid of more than one
-// row or holding NaN or Inf fails the result with an error naming the
-// array.
+// On a 1 x q grid every block column is on one locality. Step k: geqrf(k)
+// factors the panel, block column k from row k·nb down, on its owner; the
+// panel's reflectors travel once to each locality holding block columns
+// to its right, where ormqr(k,j) applies Qᵀ to each of them as a task; the
+// panel of step k+1 starts once its own column is updated (lookahead).
+// With explicit, orgqr(j) forms block column j of Q on its owner from the
+// panels 0..j, as soon as they are there. On a grid of more than one row
+// the panel is factored on the owner of its diagonal tile and the block
+// reflector applied as a reduction over each grid column (qr2d.go).
+//
+// A matrix wider than tall, not block-cyclic or holding NaN or Inf fails
+// the result with an error naming the array.
 func QR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool) *runtime.Future[QRResult] {
 	const op = "QR"
 	k := e.derive()
@@ -59,9 +61,6 @@ func QR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool) *
 		if s[0] < s[1] {
 			return QRResult{}, e.errorf(op, "array %s of shape %v: want at least as many rows as columns", x.Name(), s)
 		}
-		if c.GridRows != 1 {
-			return QRResult{}, e.errorf(op, "array %s is laid out as %v: want a 1x%d grid (BlockCyclic(shape, nb, 1, %d)), every block column on one locality", x.Name(), c, e.Size(), e.Size())
-		}
 		if err := e.checkFinite(ctx, op, r, x); err != nil {
 			return QRResult{}, err
 		}
@@ -74,7 +73,11 @@ func QR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool) *
 			clear(qv.data)
 		}
 		base := fmt.Sprintf("%s/qr~%d", CommunicatorName, k)
-		tau, err := e.tiledQR(ctx, op, base, end, x.Name(), v, qv)
+		factor := e.tiledQR
+		if c.GridRows > 1 {
+			factor = e.qr2d
+		}
+		tau, err := factor(ctx, op, base, end, x.Name(), v, qv)
 		if err != nil {
 			return QRResult{}, err
 		}
