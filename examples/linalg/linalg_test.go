@@ -30,7 +30,11 @@ func TestRunAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := parseOptions([]string{"-n", "37", "--nb", "5", "-m", "101", "--cols", "9", "--rank", "3", "--baseline"}, &bytes.Buffer{})
+			args := []string{"-n", "37", "--nb", "5", "-m", "101", "--cols", "9", "--rank", "3", "--baseline"}
+			if n == 4 {
+				args = append(args, "--grid2d")
+			}
+			o, err := parseOptions(args, &bytes.Buffer{})
 			if err != nil {
 				t.Fatal(err)
 			}

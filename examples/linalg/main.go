@@ -6,10 +6,11 @@
 //   - cholesky: A = L·Lᵀ of a symmetric diagonally dominant n x n matrix
 //     on a p x q block-cyclic grid (near-square by default),
 //     ‖A − LLᵀ‖/‖A‖;
-//   - lu: P·A = L·U of a random n x n matrix on a 1 x p grid,
+//   - lu: P·A = L·U of a random n x n matrix on a 1 x p grid (--grid2d:
+//     cholesky's),
 //     ‖PA − LU‖/‖A‖;
 //   - qr: A = Q·R of a random n x n matrix by tiled Householder QR on a
-//     1 x p grid, ‖A − QR‖/‖A‖ and ‖QᵀQ − I‖;
+//     1 x p grid (--grid2d: cholesky's), ‖A − QR‖/‖A‖ and ‖QᵀQ − I‖;
 //   - tsqr: A = Q·R of a random tall-skinny m x c matrix, row-tiled,
 //     ‖A − QR‖/‖A‖ and ‖QᵀQ − I‖;
 //   - svd: the leading --rank singular values of an m x c matrix of
@@ -52,6 +53,7 @@ type options struct {
 	baseline   bool
 	gridP      int
 	gridQ      int
+	grid2D     bool
 	oversample int
 }
 
@@ -64,7 +66,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var ops string
 	fs.IntVar(&o.n, "n", 1024, "order of the square matrices (cholesky, lu, qr)")
 	fs.IntVar(&o.nb, "nb", 128, "block size of the block-cyclic layout")
-	fs.StringVar(&o.grid, "grid", "", "process grid PxQ of cholesky (default near-square; lu always uses 1xP)")
+	fs.StringVar(&o.grid, "grid", "", "process grid PxQ of cholesky (default near-square)")
+	fs.BoolVar(&o.grid2D, "grid2d", false, "lu and qr on cholesky's grid too (default: a 1xP grid, every block column on one locality)")
 	fs.IntVar(&o.m, "m", 20000, "rows of the tall-skinny matrices (tsqr, svd)")
 	fs.IntVar(&o.cols, "cols", 64, "columns of the tall-skinny matrices (tsqr, svd)")
 	fs.IntVar(&o.rank, "rank", 10, "singular values the truncated SVD finds")

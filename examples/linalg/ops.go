@@ -108,6 +108,14 @@ func relDiff(a, b mat.Matrix) float64 {
 	return mat.Norm(&d, 2) / mat.Norm(a, 2)
 }
 
+// columnGrid is the grid of lu and qr: 1 x p, or cholesky's with --grid2d.
+func (r *runner) columnGrid() (int, int, error) {
+	if r.o.grid2D {
+		return grid(r.o, r.e.Size())
+	}
+	return 1, r.e.Size(), nil
+}
+
 func (r *runner) cholesky(ctx context.Context) error {
 	e, n := r.e, r.o.n
 	p, q, err := grid(r.o, e.Size())
@@ -176,7 +184,11 @@ func (r *runner) cholesky(ctx context.Context) error {
 
 func (r *runner) lu(ctx context.Context) error {
 	e, n := r.e, r.o.n
-	l, err := primitives.BlockCyclic([]int{n, n}, r.o.nb, 1, e.Size())
+	p, q, err := r.columnGrid()
+	if err != nil {
+		return err
+	}
+	l, err := primitives.BlockCyclic([]int{n, n}, r.o.nb, p, q)
 	if err != nil {
 		return err
 	}
@@ -197,7 +209,7 @@ func (r *runner) lu(ctx context.Context) error {
 		return err
 	}
 	flops := 2 * math.Pow(float64(n), 3) / 3
-	r.report("LU", fmt.Sprintf("n=%d/nb=%d", n, r.o.nb), fmt.Sprintf("LU of %dx%d, %dx%d blocks on a 1x%d grid", n, n, r.o.nb, r.o.nb, e.Size()), secs, flops)
+	r.report("LU", fmt.Sprintf("n=%d/nb=%d", n, r.o.nb), fmt.Sprintf("LU of %dx%d, %dx%d blocks on a %dx%d grid", n, n, r.o.nb, r.o.nb, p, q), secs, flops)
 	var A *mat.Dense
 	if r.o.check || r.o.baseline {
 		if A, err = r.whole(ctx, a0); err != nil {
@@ -249,7 +261,11 @@ func (r *runner) lu(ctx context.Context) error {
 
 func (r *runner) qr(ctx context.Context) error {
 	e, n := r.e, r.o.n
-	l, err := primitives.BlockCyclic([]int{n, n}, r.o.nb, 1, e.Size())
+	p, q, err := r.columnGrid()
+	if err != nil {
+		return err
+	}
+	l, err := primitives.BlockCyclic([]int{n, n}, r.o.nb, p, q)
 	if err != nil {
 		return err
 	}
@@ -271,7 +287,7 @@ func (r *runner) qr(ctx context.Context) error {
 	}
 	// geqrf and forming Q, each 4n³/3.
 	flops := 8 * math.Pow(float64(n), 3) / 3
-	r.report("QR", fmt.Sprintf("n=%d/nb=%d", n, r.o.nb), fmt.Sprintf("tiled QR of %dx%d with explicit Q, %dx%d blocks on a 1x%d grid", n, n, r.o.nb, r.o.nb, e.Size()), secs, flops)
+	r.report("QR", fmt.Sprintf("n=%d/nb=%d", n, r.o.nb), fmt.Sprintf("tiled QR of %dx%d with explicit Q, %dx%d blocks on a %dx%d grid", n, n, r.o.nb, r.o.nb, p, q), secs, flops)
 	if !r.o.check {
 		return nil
 	}
