@@ -100,7 +100,9 @@ func checkName(name string) error {
 //
 // "tile" gives the block the locality stores (Tile.Halo). When a tile has
 // an overlap, its owned block follows as ["owned", ...] inside the same
-// meta entry; without overlap the output is exactly the paper's.
+// meta entry; without overlap the output is exactly the paper's. A
+// block-cyclic tiling adds its layout as a ["blockcyclic", ...] entry
+// after the tiles, which are then in storage coordinates (Cyclic).
 func (a Annotation) String() string {
 	var sb strings.Builder
 	sb.WriteString(`annotation("localities"`)
@@ -112,6 +114,10 @@ func (a Annotation) String() string {
 			writeBlock(&sb, "owned", tl.Owned)
 		}
 		sb.WriteByte(']')
+	}
+	if c := a.Tiling.Cyclic; c != nil {
+		sb.WriteString(", ")
+		writeCyclic(&sb, *c)
 	}
 	fmt.Fprintf(&sb, `, ["locality", %d, %d], ["name", "%s"])`, a.Locality, a.Localities(), a.FullName())
 	return sb.String()

@@ -11,7 +11,9 @@ import (
 // tokens. Entries after "localities" may come in any order, and the spans
 // of a tile in any order of dimensions; a 1-D tile may name its dimension
 // "rows" instead of "columns", as Phylanx accepts for vectors. The array's
-// shape is the largest stop of the owned spans along each dimension.
+// shape is the largest stop of the owned spans along each dimension. A
+// ["blockcyclic", ...] entry (Annotation.String) makes the tiling
+// block-cyclic; its tiles must then be those of the layout.
 //
 // Malformed text gives an error naming the byte offset and what was
 // expected there; well-formed text that describes no valid tiling gives
@@ -241,6 +243,7 @@ func interpret(call node) (Annotation, error) {
 		ndim              = -1
 		firstMeta         node
 		entryWant         = `["meta_<i>", ...], ["locality", <i>, <n>] or ["name", "<name>/<generation>"]`
+		cyclic            *Cyclic
 	)
 	for _, e := range args[1:] {
 		key, err := keyed(e, entryWant)
@@ -275,6 +278,15 @@ func interpret(call node) (Annotation, error) {
 			}
 			haveLoc, locNode = true, e
 			a.Locality, count = e.list[1].num, e.list[2].num
+		case key == "blockcyclic":
+			if cyclic != nil {
+				return Annotation{}, bad(e, "one blockcyclic entry")
+			}
+			c, err := cyclicEntry(e)
+			if err != nil {
+				return Annotation{}, err
+			}
+			cyclic = &c
 		case key == "name":
 			if haveName {
 				return Annotation{}, bad(e, "one name entry")
@@ -328,6 +340,7 @@ func interpret(call node) (Annotation, error) {
 			a.Tiling.Shape[d] = max(a.Tiling.Shape[d], s.Stop)
 		}
 	}
+	a.Tiling.Cyclic = cyclic
 	if err := a.Validate(); err != nil {
 		return Annotation{}, err
 	}

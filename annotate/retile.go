@@ -31,6 +31,11 @@ func (p Piece) String() string { return fmt.Sprintf("%d -> %d %v", p.From, p.To,
 // Pieces are ordered by To, then From. Local pieces (From == To) are
 // included; the elements a retile transfers are those of the other pieces.
 // Both tilings must be valid and have the same shape.
+//
+// When either tiling is block-cyclic, Block stays in global indices and
+// each piece lies inside one region (Tiling.Regions) of both tilings, so
+// Tiling.Storage maps it to where it is stored on either side; a region
+// held by the same locality in both tilings stays local.
 func Plan(src, dst Tiling) ([]Piece, error) {
 	if err := src.Validate(); err != nil {
 		return nil, fmt.Errorf("annotate: retile source: %s", strings.TrimPrefix(err.Error(), "annotate: "))
@@ -40,6 +45,9 @@ func Plan(src, dst Tiling) ([]Piece, error) {
 	}
 	if !slices.Equal(src.Shape, dst.Shape) {
 		return nil, fmt.Errorf("annotate: retile from shape %v to shape %v: shapes differ", src.Shape, dst.Shape)
+	}
+	if src.Cyclic != nil || dst.Cyclic != nil {
+		return planCyclic(src, dst), nil
 	}
 	var out []Piece
 	for j, tt := range dst.Tiles {

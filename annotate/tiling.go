@@ -26,28 +26,30 @@ const (
 	Sym
 	// User marks explicit spans given to NewUser.
 	User
+	// BlockCyclic is ScaLAPACK's 2-D block-cyclic layout (NewBlockCyclic).
+	BlockCyclic
 )
 
-var kindNames = [...]string{Row: "row", Column: "column", Page: "page", Sym: "sym", User: "user"}
+var kindNames = [...]string{Row: "row", Column: "column", Page: "page", Sym: "sym", User: "user", BlockCyclic: "blockcyclic"}
 
 // String returns the name Phylanx uses: "row", "column", "page", "sym",
-// "user".
+// "user"; BlockCyclic is "blockcyclic".
 func (k Kind) String() string {
-	if k >= Row && k <= User {
+	if k >= Row && k <= BlockCyclic {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// ParseKind returns the Kind named s ("row", "column", "page", "sym" or
-// "user").
+// ParseKind returns the Kind named s ("row", "column", "page", "sym",
+// "user" or "blockcyclic").
 func ParseKind(s string) (Kind, error) {
-	for k := Row; k <= User; k++ {
+	for k := Row; k <= BlockCyclic; k++ {
 		if kindNames[k] == s {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("annotate: unknown tiling type %q (want row, column, page, sym or user)", s)
+	return 0, fmt.Errorf("annotate: unknown tiling type %q (want row, column, page, sym, user or blockcyclic)", s)
 }
 
 // Tile is the part of an array one locality holds.
@@ -62,9 +64,15 @@ type Tile struct {
 
 // Tiling is an array's shape and its tiles; Tiles[i] is held by locality
 // i. Shape is outermost first (pages, rows, columns), as every Block.
+//
+// A block-cyclic tiling (Cyclic not nil) holds its tiles in storage
+// coordinates; see Cyclic.
 type Tiling struct {
 	Shape []int
 	Tiles []Tile
+	// Cyclic is the layout of a block-cyclic tiling (NewBlockCyclic), nil
+	// for the others.
+	Cyclic *Cyclic
 }
 
 // New cuts an array of the given shape (1 to 3 dimensions, outermost first)
@@ -121,6 +129,8 @@ func New(kind Kind, shape []int, n int) (Tiling, error) {
 		}
 	case User:
 		return Tiling{}, fmt.Errorf("annotate: user tiling needs explicit spans (use NewUser)")
+	case BlockCyclic:
+		return Tiling{}, fmt.Errorf("annotate: block-cyclic tiling needs a block size and a grid (use NewBlockCyclic)")
 	default:
 		return Tiling{}, fmt.Errorf("annotate: unknown tiling type %v", kind)
 	}
@@ -255,6 +265,9 @@ func (t Tiling) WithHalo(k int) (Tiling, error) {
 	if k < 0 {
 		return Tiling{}, fmt.Errorf("annotate: negative halo %d", k)
 	}
+	if t.Cyclic != nil && k != 0 {
+		return Tiling{}, fmt.Errorf("annotate: a halo of %d on a block-cyclic tiling (%v): want no halo", k, *t.Cyclic)
+	}
 	u := t.Clone()
 	for i := range u.Tiles {
 		h := u.Tiles[i].Owned.Clone()
@@ -279,6 +292,9 @@ func (t Tiling) WithHalo(k int) (Tiling, error) {
 // swap in 2-D; a 1-D tiling is unchanged), as transpose_d needs.
 func (t Tiling) Transpose() Tiling {
 	u := t.Clone()
+	if c := u.Cyclic; c != nil {
+		*c = Cyclic{RowBlock: c.ColBlock, ColBlock: c.RowBlock, GridRows: c.GridCols, GridCols: c.GridRows, ColMajor: !c.ColMajor}
+	}
 	slices.Reverse(u.Shape)
 	for _, tl := range u.Tiles {
 		slices.Reverse(tl.Owned)
@@ -293,12 +309,19 @@ func (t Tiling) Clone() Tiling {
 	for i, tl := range t.Tiles {
 		u.Tiles[i] = Tile{Owned: tl.Owned.Clone(), Halo: tl.Halo.Clone()}
 	}
+	if t.Cyclic != nil {
+		c := *t.Cyclic
+		u.Cyclic = &c
+	}
 	return u
 }
 
 // Equal reports whether t and u have the same shape and tiles.
 func (t Tiling) Equal(u Tiling) bool {
 	if !slices.Equal(t.Shape, u.Shape) || len(t.Tiles) != len(u.Tiles) {
+		return false
+	}
+	if (t.Cyclic == nil) != (u.Cyclic == nil) || (t.Cyclic != nil && *t.Cyclic != *u.Cyclic) {
 		return false
 	}
 	for i := range t.Tiles {
@@ -361,6 +384,9 @@ func (t Tiling) Validate() error {
 			msg += fmt.Sprintf("; element %s is in no tile", pointString(p))
 		}
 		return fmt.Errorf("%s", msg)
+	}
+	if t.Cyclic != nil {
+		return t.validateCyclic()
 	}
 	return nil
 }

@@ -44,7 +44,14 @@ func Retile(ctx context.Context, e *Env, a *runtime.Future[*Array], l Layout) *r
 		here := e.Locality()
 		h := t.Tiles[here].Halo
 		data := e.tile(h.Size())
-		if err := e.fillPieces(ctx, x, pieces, h, data); err != nil {
+		fill := e.fillPieces
+		if x.ann.Tiling.Cyclic != nil || t.Cyclic != nil {
+			// Pieces in global indices, stored elsewhere on each side.
+			fill = func(ctx context.Context, x *Array, pieces []annotate.Piece, _ annotate.Block, data []float64) error {
+				return e.fillCyclic(ctx, x, pieces, t, data)
+			}
+		}
+		if err := fill(ctx, x, pieces, h, data); err != nil {
 			return nil, e.wrap(op, err)
 		}
 		return e.newArray(op, ann, data)

@@ -1,0 +1,207 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Cholesky returns L, the lower triangular factor of a = L·Lᵀ, for a
+// symmetric positive definite matrix laid out block-cyclically
+// (BlockCyclic, square blocks); only a's lower triangle is read. L has
+// a's layout and zeros above the diagonal; it is a result derived from a
+// (a's name with a "~<k>" suffix, generation one more).
+//
+// The factorisation is the tiled right-looking algorithm as a task graph:
+// for each step k, potrf(k,k) factors the diagonal tile, trsm(i,k) solves
+// the tiles below it, and syrk(i,i,k) and gemm(i,j,k) update the trailing
+// tiles (i,j) with L(i,k)·L(j,k)ᵀ. Every kernel is a task on the locality
+// owning its tile (named after the kernel and the tile in traces), started
+// when the futures of its input tiles are ready, so the panel of step k+1
+// starts as soon as its own tiles are updated, while the rest of step k's
+// update runs (lookahead). A tile of L's panel travels, once it is made,
+// to each locality that needs it, once (runtime.Channel).
+//
+// A matrix that is not positive definite (a pivot that is not positive,
+// or NaN) fails the result on every locality with a
+// *NotPositiveDefiniteError naming the global column. A matrix that is not
+// square, not block-cyclic or with blocks that are not square is an error
+// naming the array.
+func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[*Array] {
+	const op = "Cholesky"
+	k := e.derive()
+	return graphCollective(ctx, e, op, func(ctx context.Context, r, end *runtime.Reservation) (*Array, error) {
+		x, err := a.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := x.pin(e, op); err != nil {
+			return nil, err
+		}
+		defer x.unpin()
+		if err := e.adopt(op, x); err != nil {
+			return nil, err
+		}
+		if err := e.checkCyclic(op, x, true); err != nil {
+			return nil, err
+		}
+		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
+			return nil, e.wrap(op, err)
+		}
+		data := e.tileToSet(len(x.data))
+		copy(data, x.data)
+		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
+		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v); err != nil {
+			return nil, err
+		}
+		v.zeroUpper()
+		return e.newArray(op, derivedAnnotation(k, x), data)
+	})
+}
+
+// cholesky factors v in place (its lower triangle) by the task graph of
+// Cholesky, over a channel named base.
+func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix) error {
+	g, err := newTileGraph(ctx, e, op, base, end, func(col int) error {
+		return &NotPositiveDefiniteError{Array: name, Column: col}
+	})
+	if err != nil {
+		return err
+	}
+	nt, me, nb := v.nbr, v.me, v.c.RowBlock
+	tag := func(i, j int) uint64 { return uint64(i*nt + j) }
+	// ver[i][j]: the latest version of this locality's tile (i, j), i >= j.
+	ver := make([][]tileFuture, nt)
+	for i := range ver {
+		ver[i] = make([]tileFuture, i+1)
+		for j := range ver[i] {
+			if v.mine(i, j) {
+				ver[i][j] = runtime.MakeReady(v.tile(i, j))
+			}
+		}
+	}
+	for k := range nt {
+		// panel[i]: L(i, k) here, when this locality has or needs it.
+		panel := make([]tileFuture, nt)
+		// Who needs L(k, k): the owners of the tiles below it.
+		need := make([]bool, e.Size())
+		for i := k + 1; i < nt; i++ {
+			need[v.owner(i, k)] = true
+		}
+		if v.mine(k, k) {
+			f := g.task(fmt.Sprintf("potrf(%d,%d)", k, k), func(vs []blas64.General) (blas64.General, error) {
+				return vs[0], potrf(vs[0], k*nb, name)
+			}, ver[k][k])
+			ver[k][k], panel[k] = f, f
+			g.send(f, tag(k, k), v.rows(k), v.cols(k), destinations(need, me))
+		} else if need[me] {
+			panel[k] = g.recv(v.owner(k, k), tag(k, k), v.rows(k), v.cols(k))
+		}
+		for i := k + 1; i < nt; i++ {
+			// Who needs L(i, k): the owners of row i and column i of the
+			// trailing matrix.
+			need := make([]bool, e.Size())
+			for j := k + 1; j <= i; j++ {
+				need[v.owner(i, j)] = true
+			}
+			for m := i; m < nt; m++ {
+				need[v.owner(m, i)] = true
+			}
+			if v.mine(i, k) {
+				f := g.task(fmt.Sprintf("trsm(%d,%d)", i, k), func(vs []blas64.General) (blas64.General, error) {
+					l := vs[1]
+					blas64.Trsm(blas.Right, blas.Trans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: l.Rows, Stride: l.Stride, Data: l.Data}, vs[0])
+					return vs[0], nil
+				}, ver[i][k], panel[k])
+				ver[i][k], panel[i] = f, f
+				g.send(f, tag(i, k), v.rows(i), v.cols(k), destinations(need, me))
+			} else if need[me] {
+				panel[i] = g.recv(v.owner(i, k), tag(i, k), v.rows(i), v.cols(k))
+			}
+		}
+		for j := k + 1; j < nt; j++ {
+			for i := j; i < nt; i++ {
+				if !v.mine(i, j) {
+					continue
+				}
+				if i == j {
+					ver[i][i] = g.task(fmt.Sprintf("syrk(%d,%d,%d)", i, i, k), func(vs []blas64.General) (blas64.General, error) {
+						c := vs[0]
+						blas64.Syrk(blas.NoTrans, -1, vs[1], 1, blas64.Symmetric{Uplo: blas.Lower, N: c.Rows, Stride: c.Stride, Data: c.Data})
+						return c, nil
+					}, ver[i][i], panel[i])
+					continue
+				}
+				ver[i][j] = g.task(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), func(vs []blas64.General) (blas64.General, error) {
+					blas64.Gemm(blas.NoTrans, blas.Trans, -1, vs[1], vs[2], 1, vs[0])
+					return vs[0], nil
+				}, ver[i][j], panel[i], panel[j])
+			}
+		}
+	}
+	return g.wait(ctx)
+}
+
+// potrf factors the diagonal tile t (its lower triangle) whose first
+// column is global column col0; an error naming the first column whose
+// pivot is not positive otherwise.
+func potrf(t blas64.General, col0 int, name string) error {
+	n := t.Rows
+	keep := packed(t)
+	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: t.Stride, Data: t.Data}); ok {
+		return nil
+	}
+	return &NotPositiveDefiniteError{Array: name, Column: col0 + firstBadPivot(keep, n)}
+}
+
+// firstBadPivot returns the first column at which the unblocked Cholesky
+// of the n x n row-major matrix a (lower triangle) meets a pivot that is
+// not positive; its last column when there is none (the blocked one
+// failed on rounding).
+func firstBadPivot(a []float64, n int) int {
+	for j := range n {
+		d := a[j*n+j]
+		for k := range j {
+			d -= a[j*n+k] * a[j*n+k]
+		}
+		if !(d > 0) || math.IsInf(d, 0) {
+			return j
+		}
+		d = math.Sqrt(d)
+		a[j*n+j] = d
+		for i := j + 1; i < n; i++ {
+			s := a[i*n+j]
+			for k := range j {
+				s -= a[i*n+k] * a[j*n+k]
+			}
+			a[i*n+j] = s / d
+		}
+	}
+	return n - 1
+}
+
+// zeroUpper sets this locality's elements above the diagonal to zero.
+func (v *cyclicMatrix) zeroUpper() {
+	for i := range v.nbr {
+		for j := range v.nbc {
+			if !v.mine(i, j) || j < i {
+				continue
+			}
+			t := v.tile(i, j)
+			for r := range t.Rows {
+				c0 := 0
+				if i == j {
+					c0 = r + 1
+				}
+				for c := c0; c < t.Cols; c++ {
+					t.Data[r*t.Stride+c] = 0
+				}
+			}
+		}
+	}
+}

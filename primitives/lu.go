@@ -1,0 +1,327 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// LUFactors is the result of LU: P·A = L·U.
+type LUFactors struct {
+	// LU holds L below the diagonal (its unit diagonal not stored) and U
+	// on and above it, in a's layout.
+	LU *Array
+	// Pivots are LAPACK's row interchanges, global and 0-based: row i
+	// was swapped with row Pivots[i], for i = 0, 1, ... in turn.
+	Pivots []int
+}
+
+// LU factors a square matrix with partial pivoting, P·A = L·U, by the
+// tiled right-looking algorithm as a task graph. a is laid out
+// block-cyclically (BlockCyclic, square blocks) on any p x q grid.
+//
+// Step k: getrf(k,k) factors the panel, block column k from the diagonal
+// down, on the owner of the diagonal tile: the pivot search of each of its
+// columns is a reduction of that column over the panel's tiles, which on
+// a grid of more than one row first travel there (each once). The
+// factored panel and its pivots travel once to every other locality,
+// where laswp(k,j) applies the row swaps to each block column j as a task
+// (the columns left of the panel too, so that L is P·A's; rows on other
+// localities of the grid column are exchanged, one message per pair),
+// trsm(k,j) makes U's block row, sent once to the localities below it,
+// and gemm(i,j,k) updates the trailing tiles. The panel of step k+1
+// starts once its own column is updated (lookahead). On a 1 x q grid
+// every block column is on one locality and swaps move nothing.
+//
+// A pivot whose magnitude is at most n·ε·max|a| (or NaN) fails the result
+// on every locality with a *SingularError naming its global column.
+func LU(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[LUFactors] {
+	const op = "LU"
+	k := e.derive()
+	return graphCollective(ctx, e, op, func(ctx context.Context, r, end *runtime.Reservation) (LUFactors, error) {
+		x, err := a.Get(ctx)
+		if err != nil {
+			return LUFactors{}, err
+		}
+		if err := x.pin(e, op); err != nil {
+			return LUFactors{}, err
+		}
+		defer x.unpin()
+		if err := e.adopt(op, x); err != nil {
+			return LUFactors{}, err
+		}
+		if err := e.checkCyclic(op, x, true); err != nil {
+			return LUFactors{}, err
+		}
+		norm := 0.0
+		for _, v := range x.data {
+			if av := math.Abs(v); av > norm || math.IsNaN(av) {
+				norm = av
+			}
+		}
+		got, err := r.AllReduce(ctx, []float64{norm}, nanMax).Get(ctx)
+		if err != nil {
+			return LUFactors{}, e.wrap(op, err)
+		}
+		n := x.ann.Tiling.Shape[0]
+		data := e.tileToSet(len(x.data))
+		copy(data, x.data)
+		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
+		lu := &luGraph{v: v, name: x.Name(), tol: float64(n) * 0x1p-52 * got[0]}
+		if !(got[0] > 0) || math.IsInf(got[0], 0) {
+			lu.tol = math.Inf(1) // every pivot fails: zero, NaN or Inf in a
+		}
+		base := fmt.Sprintf("%s/lu~%d", CommunicatorName, k)
+		factor := e.lu
+		if x.ann.Tiling.Cyclic.GridRows > 1 {
+			factor = e.lu2d
+		}
+		piv, err := factor(ctx, op, base, end, lu)
+		if err != nil {
+			return LUFactors{}, err
+		}
+		out, err := e.newArray(op, derivedAnnotation(k, x), data)
+		if err != nil {
+			return LUFactors{}, err
+		}
+		return LUFactors{LU: out, Pivots: piv}, nil
+	})
+}
+
+// luGraph is what the tasks of one LU share.
+type luGraph struct {
+	v    *cyclicMatrix
+	name string
+	tol  float64 // a pivot at most this large is zero
+}
+
+// column is this locality's block column j from global row r0 down: a
+// view of its local matrix (all rows are local on a 1 x q grid).
+func (g *luGraph) column(j, r0 int) blas64.General {
+	v := g.v
+	c0 := (j / v.c.GridCols) * v.c.ColBlock
+	rows, cols := v.m-r0, v.cols(j)
+	off := r0*v.ld + c0
+	return blas64.General{Rows: rows, Cols: cols, Stride: v.ld, Data: v.data[off : off+(rows-1)*v.ld+cols]}
+}
+
+// getrf factors the panel of step k in place and returns it packed with
+// one more row holding its pivots (global rows).
+func (g *luGraph) getrf(k int) (blas64.General, error) {
+	nb := g.v.c.RowBlock
+	p := g.column(k, k*nb)
+	ipiv := make([]int, p.Cols)
+	lapack64.Getrf(p, ipiv)
+	for j := range p.Cols {
+		if d := p.Data[j*p.Stride+j]; !(math.Abs(d) > g.tol) {
+			return blas64.General{}, &SingularError{Array: g.name, Column: k*nb + j}
+		}
+	}
+	out := packed(p)
+	for _, r := range ipiv {
+		out = append(out, float64(k*nb+r))
+	}
+	return blas64.General{Rows: p.Rows + 1, Cols: p.Cols, Stride: p.Cols, Data: out}, nil
+}
+
+// laswp applies the pivots of panel (its last row) to block column j
+// from row k*nb down.
+func (g *luGraph) laswp(k, j int, panel blas64.General) {
+	nb := g.v.c.RowBlock
+	c := g.column(j, 0)
+	piv := panel.Data[(panel.Rows-1)*panel.Stride:]
+	for t := range panel.Cols {
+		r, s := k*nb+t, int(piv[t])
+		if r != s {
+			a, b := c.Data[r*c.Stride:r*c.Stride+c.Cols], c.Data[s*c.Stride:s*c.Stride+c.Cols]
+			for x := range a {
+				a[x], b[x] = b[x], a[x]
+			}
+		}
+	}
+}
+
+// lu factors g.v in place and returns the pivots.
+func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation, lu *luGraph) ([]int, error) {
+	g, err := newTileGraph(ctx, e, op, base, end, func(col int) error { return &SingularError{Array: lu.name, Column: col} })
+	if err != nil {
+		return nil, err
+	}
+	v := lu.v
+	nt, me, nb := v.nbc, v.me, v.c.RowBlock
+	// ver[j]: the latest version of this locality's block column j (its
+	// tasks touch it from the diagonal down; one future per column
+	// orders them); tile (i, j) is also tracked for the updates.
+	ver := make([][]tileFuture, nt)
+	for i := range ver {
+		ver[i] = make([]tileFuture, nt)
+		for j := range nt {
+			if v.mine(i, j) {
+				ver[i][j] = runtime.MakeReady(v.tile(i, j))
+			}
+		}
+	}
+	panels := make([]tileFuture, nt)
+	all := make([]bool, e.Size())
+	for l := range all {
+		all[l] = true
+	}
+	for k := range nt {
+		prow := v.m - k*nb + 1
+		if v.mine(k, k) {
+			var in []tileFuture
+			for i := k; i < nt; i++ {
+				in = append(in, ver[i][k])
+			}
+			f := g.task(fmt.Sprintf("getrf(%d,%d)", k, k), func([]blas64.General) (blas64.General, error) { return lu.getrf(k) }, in...)
+			for i := k; i < nt; i++ {
+				ver[i][k] = f
+			}
+			panels[k] = f
+			g.send(f, uint64(k), prow, v.cols(k), destinations(all, me))
+		} else {
+			panels[k] = g.recv(v.owner(k, k), uint64(k), prow, v.cols(k))
+		}
+		for j := range nt {
+			if j == k || !v.mine(k, j) {
+				continue
+			}
+			in := []tileFuture{panels[k]}
+			for i := k; i < nt; i++ {
+				in = append(in, ver[i][j])
+			}
+			sw := g.task(fmt.Sprintf("laswp(%d,%d)", k, j), func(vs []blas64.General) (blas64.General, error) {
+				lu.laswp(k, j, vs[0])
+				return v.tile(k, j), nil
+			}, in...)
+			if j < k {
+				for i := k; i < nt; i++ {
+					ver[i][j] = sw
+				}
+				continue
+			}
+			u := g.task(fmt.Sprintf("trsm(%d,%d)", k, j), func(vs []blas64.General) (blas64.General, error) {
+				p := vs[0]
+				blas64.Trsm(blas.Left, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.Unit, N: p.Cols, Stride: p.Stride, Data: p.Data}, vs[1])
+				return vs[1], nil
+			}, panels[k], sw)
+			ver[k][j] = u
+			for i := k + 1; i < nt; i++ {
+				ver[i][j] = g.task(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), func(vs []blas64.General) (blas64.General, error) {
+					p, t := vs[0], v.tile(i, j)
+					l := blas64.General{Rows: v.rows(i), Cols: p.Cols, Stride: p.Stride, Data: p.Data[(i-k)*nb*p.Stride:]}
+					blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l, vs[1], 1, t)
+					return t, nil
+				}, panels[k], u, sw)
+			}
+		}
+	}
+	if err := g.wait(ctx); err != nil {
+		return nil, err
+	}
+	var piv []int
+	for k := range nt {
+		p, err := panels[k].Get(ctx)
+		if err != nil {
+			return nil, e.wrap(op, err)
+		}
+		for _, r := range p.Data[(p.Rows-1)*p.Stride:] {
+			piv = append(piv, int(r))
+		}
+	}
+	return piv, nil
+}
+
+// SolveLU returns X with A·X = B for a square a, through LU: P·A = L·U,
+// then L·Y = P·B and U·X = Y (SolveTriangular). a and b are laid out
+// block-cyclically with the same square blocks on one grid; P·B's rows
+// that another locality holds are fetched from it (fetch_block). A
+// singular a fails the result with LU's *SingularError.
+func SolveLU(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
+	const op = "SolveLU"
+	f := LU(ctx, e, a)
+	lu := runtime.Then(ctx, f, func(_ context.Context, v LUFactors) (*Array, error) { return v.LU, nil })
+	k := e.derive()
+	pb := runtime.Dataflow2(ctx, func(ctx context.Context, v LUFactors, y *Array) (*Array, error) {
+		if err := y.pin(e, op); err != nil {
+			return nil, err
+		}
+		defer y.unpin()
+		if err := e.checkSolve(op, v.LU, y); err != nil {
+			return nil, err
+		}
+		if err := e.adopt(op, y); err != nil {
+			return nil, err
+		}
+		data := e.tileToSet(len(y.data))
+		copy(data, y.data)
+		if err := e.permuteRows(ctx, y, v.Pivots, data); err != nil {
+			return nil, e.wrap(op, err)
+		}
+		return e.newArray(op, derivedAnnotation(k, y), data)
+	}, f, b)
+	y := SolveTriangular(ctx, e, lu, pb, Triangular{Unit: true})
+	return SolveTriangular(ctx, e, lu, y, Triangular{Upper: true})
+}
+
+// permuteRows sets data, this locality's tile of a copy of the
+// block-cyclic y, to its tile of P·y for the row interchanges piv: each
+// row that changes is copied from y's tile here or fetched from the
+// locality holding it, one block row segment per fetch.
+func (e *Env) permuteRows(ctx context.Context, y *Array, piv []int, data []float64) error {
+	content := make([]int, len(piv))
+	for r := range content {
+		content[r] = r
+	}
+	for r, s := range piv {
+		content[r], content[s] = content[s], content[r]
+	}
+	t := y.ann.Tiling
+	c := *t.Cyclic
+	h := t.Tiles[e.Locality()].Halo
+	type pending struct {
+		f        *runtime.Future[[]float64]
+		buf      *runtime.Tile
+		src, dst annotate.Block
+	}
+	var fs []pending
+	defer func() {
+		for _, p := range fs {
+			p.buf.Release()
+		}
+	}()
+	for _, reg := range t.Regions(e.Locality()) {
+		for r := reg[0].Start; r < reg[0].Stop; r++ {
+			s := content[r]
+			if s == r {
+				continue
+			}
+			from := annotate.Block{{Start: s, Stop: s + 1}, reg[1]}
+			src, ok1 := t.Storage(from)
+			dst, ok2 := t.Storage(annotate.Block{{Start: r, Stop: r + 1}, reg[1]})
+			if !ok1 || !ok2 {
+				return fmt.Errorf("array %s: rows %d and %d of columns %v cross a block", y.Name(), r, s, reg[1])
+			}
+			owner := c.Owner(s/c.RowBlock, reg[1].Start/c.ColBlock)
+			if owner == e.Locality() {
+				copyMoved(data, h, dst, y.data, h, src)
+				continue
+			}
+			buf := runtime.NewTile(e.rt, src.Size(), runtime.TileOptions{Uncleared: true})
+			fs = append(fs, pending{f: e.fetchTile(ctx, y, owner, src, buf), buf: buf, src: src, dst: dst})
+		}
+	}
+	for _, p := range fs {
+		if _, err := p.f.Get(ctx); err != nil {
+			return fmt.Errorf("array %s: %w", y.Name(), err)
+		}
+		copyMoved(data, h, p.dst, p.buf.Float64s(), p.src, p.src)
+	}
+	return nil
+}

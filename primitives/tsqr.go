@@ -1,0 +1,420 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// QRFactors is the result of TSQR on one locality: A = Q·R.
+type QRFactors struct {
+	// R is the n x n upper triangular factor, the same on every locality.
+	R *mat.Dense
+	// Q is the explicit m x n factor with orthonormal columns in a's row
+	// tiling, when TSQR was asked for it; nil otherwise.
+	Q *Array
+	// tree is Q held implicitly: this locality's Householder factors of
+	// its rows and of the tree nodes it combined (ApplyQT).
+	tree *tsqrTree
+	x    *Array // the factored matrix, for ApplyQT's checks
+}
+
+// TSQR factors a tall-skinny matrix, A = Q·R, by a reduction tree of
+// local QRs (Demmel et al.'s TSQR): a is row-tiled (every tile whole rows,
+// Tiled(annotate.Row)), with at least as many rows as columns. Each
+// locality factors its rows (geqrf), then the R factors combine up a
+// binary tree over the localities, two stacked n x n triangles factored at
+// each node, so that locality 0 holds R after ⌈log2 p⌉ rounds of one n x n
+// message; R travels back down the tree to every locality. Q stays
+// implicit, as the Householder factors of the leaves and the nodes
+// (QRFactors.ApplyQT); with explicit set, Q is also formed: each node
+// multiplies its Q by the block its parent sends down, and each locality
+// ends with Q's rows of its tile. Tiles with fewer rows than columns are
+// allowed (their R is padded with zero rows).
+//
+// A matrix with NaN or Inf, or wider than tall, fails the result on every
+// locality with an error naming the array.
+func TSQR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool) *runtime.Future[QRFactors] {
+	const op = "TSQR"
+	k := e.derive()
+	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (QRFactors, error) {
+		x, err := a.Get(ctx)
+		if err != nil {
+			return QRFactors{}, err
+		}
+		if err := x.pin(e, op); err != nil {
+			return QRFactors{}, err
+		}
+		defer x.unpin()
+		if err := e.adopt(op, x); err != nil {
+			return QRFactors{}, err
+		}
+		if err := e.checkRowTiled(ctx, op, r, x, true); err != nil {
+			return QRFactors{}, err
+		}
+		ch, err := runtime.NewChannel(e.rt, fmt.Sprintf("%s/tsqr~%d", CommunicatorName, k), nil)
+		if err != nil {
+			return QRFactors{}, e.wrap(op, err)
+		}
+		defer ch.Close()
+		b := x.ann.Local().Owned
+		local := blas64.General{Rows: b[0].Len(), Cols: b[1].Len(), Stride: b[1].Len(), Data: append([]float64(nil), x.data...)}
+		t := &tsqrRun{e: e, ch: ch, ctx: ctx}
+		tree, q, err := t.factor(local, explicit)
+		if err != nil {
+			return QRFactors{}, e.wrap(op, fmt.Errorf("array %s: %w", x.Name(), err))
+		}
+		out := QRFactors{R: mat.NewDense(tree.n, tree.n, tree.r), tree: tree, x: x}
+		if explicit {
+			ann := derivedAnnotation(k, x)
+			if out.Q, err = e.newArray(op, ann, q.Data); err != nil {
+				return QRFactors{}, err
+			}
+		}
+		return out, nil
+	})
+}
+
+// checkRowTiled checks that x is a row-tiled 2-D matrix, at least as tall
+// as wide when tall, and, with every locality (the reserved AllReduce),
+// that no element is NaN or Inf.
+func (e *Env) checkRowTiled(ctx context.Context, op string, r *runtime.Reservation, x *Array, tall bool) error {
+	s := x.ann.Tiling.Shape
+	var bad error
+	switch {
+	case len(s) != 2 || x.ann.Tiling.Cyclic != nil:
+		bad = e.errorf(op, "array %s of shape %v: want a row-tiled 2-D matrix", x.Name(), s)
+	case s[1] == 0 || (tall && s[0] < s[1]):
+		bad = e.errorf(op, "array %s of shape %v: want a tall-skinny matrix, at least as many rows as columns and one column", x.Name(), s)
+	default:
+		for l, t := range x.ann.Tiling.Tiles {
+			if c := t.Owned[1]; c.Start != 0 || c.Stop != s[1] || !t.Halo.Equal(t.Owned) {
+				bad = e.errorf(op, "array %s of shape %v: the tile of locality %d holds columns %v (halo %v); want a row tiling without overlap (Tiled(annotate.Row)), every tile whole rows: retile it first", x.Name(), s, l, c, t.Halo)
+				break
+			}
+		}
+	}
+	if bad != nil {
+		r.Cancel(bad)
+		return bad
+	}
+	norm := 0.0
+	for _, v := range x.data {
+		if av := math.Abs(v); av > norm || math.IsNaN(av) {
+			norm = av
+		}
+	}
+	got, err := r.AllReduce(ctx, []float64{norm}, nanMax).Get(ctx)
+	if err != nil {
+		return e.wrap(op, err)
+	}
+	if math.IsNaN(got[0]) || math.IsInf(got[0], 0) {
+		return e.errorf(op, "array %s holds NaN or Inf: want finite elements", x.Name())
+	}
+	return nil
+}
+
+// tsqrRun is one primitive's use of its channel: each tree operation
+// takes the next block of tags.
+type tsqrRun struct {
+	e    *Env
+	ch   *runtime.Channel
+	ctx  context.Context
+	tags uint64
+}
+
+// nextTags returns the base of a fresh block of 256 tags.
+func (t *tsqrRun) nextTags() uint64 {
+	b := t.tags
+	t.tags += 256
+	return b
+}
+
+// tsqrNode is a node of the tree this locality combined: the geqrf of
+// [R_here; R_partner] (2n x n).
+type tsqrNode struct {
+	level, partner int
+	f              blas64.General
+	tau            []float64
+}
+
+// tsqrTree is Q held implicitly on one locality.
+type tsqrTree struct {
+	n      int
+	leaf   blas64.General // geqrf of this locality's rows
+	tau    []float64
+	nodes  []tsqrNode // bottom-up
+	parent int        // the locality this one sent its R to; -1 at the root
+	level  int        // the level of that send
+	r      []float64  // R, n x n, row-major
+}
+
+// treeLevels calls fn for each level s of the binary tree over p
+// localities with this locality's role there: combine with partner (it
+// receives), or send to partner (and stop).
+func treeLevels(p, me int, fn func(s, partner int, combine bool) bool) {
+	for s := 0; 1<<s < p; s++ {
+		step := 1 << s
+		switch me % (2 * step) {
+		case 0:
+			if me+step < p && !fn(s, me+step, true) {
+				return
+			}
+		case step:
+			fn(s, me-step, false)
+			return
+		}
+	}
+}
+
+// factor runs TSQR on this locality's rows a (m_i x n, overwritten): the
+// tree, with R everywhere, and with explicit this locality's rows of Q.
+func (t *tsqrRun) factor(a blas64.General, explicit bool) (*tsqrTree, blas64.General, error) {
+	n := a.Cols
+	tree := &tsqrTree{n: n, leaf: a, parent: -1}
+	tree.tau = geqrf(a)
+	r := upperPadded(a, n)
+	up := t.nextTags()
+	var err error
+	treeLevels(t.ch.Size(), t.ch.Site(), func(s, partner int, combine bool) bool {
+		if !combine {
+			tree.parent, tree.level = partner, s
+			err = t.ch.Set(t.ctx, partner, up+uint64(s), r).Err(t.ctx)
+			return false
+		}
+		var got []float64
+		if got, err = t.ch.Get(t.ctx, partner, up+uint64(s)).Get(t.ctx); err != nil {
+			return false
+		}
+		if len(got) != n*n {
+			err = fmt.Errorf("TSQR level %d: R from locality %d has %d elements, want %dx%d", s, partner, len(got), n, n)
+			return false
+		}
+		f := blas64.General{Rows: 2 * n, Cols: n, Stride: n, Data: append(r, got...)}
+		tau := geqrf(f)
+		tree.nodes = append(tree.nodes, tsqrNode{level: s, partner: partner, f: f, tau: tau})
+		r = upperPadded(f, n)
+		return true
+	})
+	if err != nil {
+		return nil, blas64.General{}, err
+	}
+	// Down the tree: R, and with explicit the block of Q each subtree's
+	// rows multiply.
+	down := t.nextTags()
+	c := eye(n)
+	if tree.parent >= 0 {
+		msg, err := t.ch.Get(t.ctx, tree.parent, down+uint64(tree.level)).Get(t.ctx)
+		if err != nil {
+			return nil, blas64.General{}, err
+		}
+		want := n * n
+		if explicit {
+			want *= 2
+		}
+		if len(msg) != want {
+			return nil, blas64.General{}, fmt.Errorf("TSQR: the message from locality %d has %d elements, want %d", tree.parent, len(msg), want)
+		}
+		r = msg[:n*n]
+		if explicit {
+			c = msg[n*n:]
+		}
+	}
+	tree.r = r
+	for i := len(tree.nodes) - 1; i >= 0; i-- {
+		nd := tree.nodes[i]
+		msg := r
+		if explicit {
+			// [C_here; C_partner] = Q_node·[C; 0].
+			qc := blas64.General{Rows: 2 * n, Cols: n, Stride: n, Data: make([]float64, 2*n*n)}
+			copy(qc.Data, c)
+			ormqr(blas.NoTrans, nd.f, nd.tau, qc)
+			c = qc.Data[:n*n]
+			msg = append(append([]float64(nil), r...), qc.Data[n*n:]...)
+		}
+		if err := t.ch.Set(t.ctx, nd.partner, down+uint64(nd.level), msg).Err(t.ctx); err != nil {
+			return nil, blas64.General{}, err
+		}
+	}
+	if !explicit {
+		return tree, blas64.General{}, nil
+	}
+	// This locality's rows of Q: Q_leaf·[C; 0].
+	m := a.Rows
+	q := blas64.General{Rows: m, Cols: n, Stride: n, Data: t.e.tileToSet(m * n)}
+	clear(q.Data)
+	copy(q.Data, c[:min(m, n)*n])
+	ormqr(blas.NoTrans, tree.leaf, tree.tau, q)
+	return tree, q, nil
+}
+
+// applyQT returns Qᵀ·b (n x r, on every locality) for this locality's rows
+// b (m_i x r) of B, through the implicit Q of tree.
+func (t *tsqrRun) applyQT(tree *tsqrTree, b blas64.General) ([]float64, error) {
+	n, r := tree.n, b.Cols
+	c := blas64.General{Rows: b.Rows, Cols: r, Stride: r, Data: packed(b)}
+	ormqr(blas.Trans, tree.leaf, tree.tau, c)
+	top := make([]float64, n*r)
+	copy(top, c.Data[:min(b.Rows, n)*r])
+	up, down := t.nextTags(), t.nextTags()
+	for _, nd := range tree.nodes {
+		got, err := t.ch.Get(t.ctx, nd.partner, up+uint64(nd.level)).Get(t.ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != n*r {
+			return nil, fmt.Errorf("Qᵀb from locality %d has %d elements, want %dx%d", nd.partner, len(got), n, r)
+		}
+		s := blas64.General{Rows: 2 * n, Cols: r, Stride: r, Data: append(top, got...)}
+		ormqr(blas.Trans, nd.f, nd.tau, s)
+		top = s.Data[:n*r]
+	}
+	if tree.parent >= 0 {
+		if err := t.ch.Set(t.ctx, tree.parent, up+uint64(tree.level), top).Err(t.ctx); err != nil {
+			return nil, err
+		}
+		got, err := t.ch.Get(t.ctx, tree.parent, down+uint64(tree.level)).Get(t.ctx)
+		if err != nil {
+			return nil, err
+		}
+		top = got
+	}
+	for i := len(tree.nodes) - 1; i >= 0; i-- {
+		nd := tree.nodes[i]
+		if err := t.ch.Set(t.ctx, nd.partner, down+uint64(nd.level), top).Err(t.ctx); err != nil {
+			return nil, err
+		}
+	}
+	return top, nil
+}
+
+// ApplyQT returns Qᵀ·B (n x r, the same on every locality) for b tiled as
+// the factored matrix was (rows), through Q's implicit form: each locality
+// applies its leaf's reflectors to its rows, and the n x r blocks combine up
+// the tree as R did, then travel back down. Every locality calls it.
+func (f QRFactors) ApplyQT(ctx context.Context, e *Env, b *runtime.Future[*Array]) *runtime.Future[*mat.Dense] {
+	return applyQT(ctx, e, runtime.MakeReady(f), b)
+}
+
+// applyQT is ApplyQT of factors still to come (reserved now).
+func applyQT(ctx context.Context, e *Env, qr *runtime.Future[QRFactors], b *runtime.Future[*Array]) *runtime.Future[*mat.Dense] {
+	const op = "ApplyQT"
+	k := e.derive()
+	return collective(ctx, e, op, func(ctx context.Context, r *runtime.Reservation) (*mat.Dense, error) {
+		f, err := qr.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := y.pin(e, op); err != nil {
+			return nil, err
+		}
+		defer y.unpin()
+		if f.tree == nil {
+			err := e.errorf(op, "array %s: no factors (QRFactors from TSQR)", y.Name())
+			r.Cancel(err)
+			return nil, err
+		}
+		if got, want := y.ann.Local().Owned[0], f.x.ann.Local().Owned[0]; got != want || y.ann.Tiling.Shape[0] != f.x.ann.Tiling.Shape[0] {
+			err := e.errorf(op, "array %s of shape %v holds rows %v here, the factored matrix %s of shape %v rows %v: want the same rows, tiled alike",
+				y.Name(), y.ann.Tiling.Shape, got, f.x.Name(), f.x.ann.Tiling.Shape, want)
+			r.Cancel(err)
+			return nil, err
+		}
+		if err := e.checkRowTiled(ctx, op, r, y, false); err != nil {
+			return nil, err
+		}
+		ch, err := runtime.NewChannel(e.rt, fmt.Sprintf("%s/applyqt~%d", CommunicatorName, k), nil)
+		if err != nil {
+			return nil, e.wrap(op, err)
+		}
+		defer ch.Close()
+		bl := y.ann.Local().Owned
+		t := &tsqrRun{e: e, ch: ch, ctx: ctx}
+		out, err := t.applyQT(f.tree, blas64.General{Rows: bl[0].Len(), Cols: bl[1].Len(), Stride: bl[1].Len(), Data: y.data})
+		if err != nil {
+			return nil, e.wrap(op, err)
+		}
+		return mat.NewDense(f.tree.n, bl[1].Len(), out), nil
+	})
+}
+
+// LeastSquares returns X minimising ‖A·X − B‖ (n x r, the same on every
+// locality) for a tall-skinny a of full column rank, through TSQR: R·X =
+// Qᵀ·B, with Qᵀ·B from Q's implicit form (ApplyQT). a and b are row-tiled
+// alike. A rank-deficient a (a diagonal element of R at most n·ε·max|R|)
+// fails the result with a *SingularError naming the column.
+func LeastSquares(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*mat.Dense] {
+	const op = "LeastSquares"
+	qr := TSQR(ctx, e, a, false)
+	qtb := applyQT(ctx, e, qr, b)
+	return runtime.Dataflow2(ctx, func(_ context.Context, f QRFactors, c *mat.Dense) (*mat.Dense, error) {
+		n := f.tree.n
+		r := f.R.RawMatrix()
+		big := 0.0
+		for i := range n {
+			for j := i; j < n; j++ {
+				big = math.Max(big, math.Abs(r.Data[i*r.Stride+j]))
+			}
+		}
+		for j := range n {
+			if !(math.Abs(r.Data[j*r.Stride+j]) > float64(n)*0x1p-52*big) {
+				return nil, e.wrap(op, &SingularError{Array: f.x.Name(), Column: j})
+			}
+		}
+		x := mat.DenseCopyOf(c)
+		blas64.Trsm(blas.Left, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: r.Stride, Data: r.Data}, x.RawMatrix())
+		return x, nil
+	}, qr, qtb)
+}
+
+// geqrf factors a in place (lapack64.Geqrf) and returns tau.
+func geqrf(a blas64.General) []float64 {
+	tau := make([]float64, min(a.Rows, a.Cols))
+	work := []float64{0}
+	lapack64.Geqrf(a, tau, work, -1)
+	work = make([]float64, max(int(work[0]), a.Cols, 1))
+	lapack64.Geqrf(a, tau, work, len(work))
+	return tau
+}
+
+// ormqr sets c to Q·c (or Qᵀ·c) for the Q whose reflectors geqrf left in
+// a and tau. It works on a copy of the reflectors: LAPACK's dorm2r writes
+// into them while it runs (a diagonal element set to one and restored),
+// and other tasks may be reading the same panel at the time.
+func ormqr(trans blas.Transpose, a blas64.General, tau []float64, c blas64.General) {
+	k := len(tau)
+	a = blas64.General{Rows: a.Rows, Cols: k, Stride: k, Data: packed(blas64.General{Rows: a.Rows, Cols: k, Stride: a.Stride, Data: a.Data})}
+	work := []float64{0}
+	lapack64.Ormqr(blas.Left, trans, a, tau, c, work, -1)
+	work = make([]float64, max(int(work[0]), c.Cols, 1))
+	lapack64.Ormqr(blas.Left, trans, a, tau, c, work, len(work))
+}
+
+// upperPadded returns the n x n upper triangle of a's first min(rows, n)
+// rows, zero below and in the rows a lacks.
+func upperPadded(a blas64.General, n int) []float64 {
+	r := make([]float64, n*n)
+	for i := range min(a.Rows, n) {
+		copy(r[i*n+i:(i+1)*n], a.Data[i*a.Stride+i:i*a.Stride+n])
+	}
+	return r
+}
+
+// eye is the n x n identity, row-major.
+func eye(n int) []float64 {
+	c := make([]float64, n*n)
+	for i := range n {
+		c[i*n+i] = 1
+	}
+	return c
+}

@@ -1,0 +1,165 @@
+package primitives
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/mat"
+)
+
+// tsqrShapes are tall-skinny shapes; 13x4 on 5 or 6 localities gives tiles
+// with fewer rows than columns.
+var tsqrShapes = [][2]int{{40, 5}, {13, 4}}
+
+func TestTSQR(t *testing.T) {
+	for loc := 1; loc <= 6; loc++ {
+		for _, sh := range tsqrShapes {
+			m, n := sh[0], sh[1]
+			t.Run(fmt.Sprintf("%d-localities/%dx%d", loc, m, n), func(t *testing.T) {
+				ag := globalData([]int{m, n}, uint64(m), -1, 1)
+				runJob(t, loc, func(ctx context.Context, e *Env) error {
+					a, err := FromGlobal(e, []int{m, n}, Tiled(annotate.Row), ag)
+					if err != nil {
+						return err
+					}
+					f, err := TSQR(ctx, e, runtime.MakeReady(a), true).Get(ctx)
+					if err != nil {
+						return err
+					}
+					for i := range n {
+						for j := range i {
+							if f.R.At(i, j) != 0 {
+								return fmt.Errorf("R(%d, %d) = %v below the diagonal", i, j, f.R.At(i, j))
+							}
+						}
+					}
+					// R is the same everywhere.
+					all, err := runtime.AllGatherOf(ctx, e.comm, f.R.RawMatrix().Data).Get(ctx)
+					if err != nil {
+						return err
+					}
+					for l, r := range all {
+						if !mat.Equal(mat.NewDense(n, n, r), f.R) {
+							return fmt.Errorf("locality %d has another R", l)
+						}
+					}
+					w, err := AllGather(ctx, e, runtime.MakeReady(f.Q)).Get(ctx)
+					if err != nil {
+						return err
+					}
+					q, _ := w.Dense()
+					var qr, qtq mat.Dense
+					qr.Mul(q, f.R)
+					if res := relResidual(mat.NewDense(m, n, ag), &qr); !(res <= tolerance(m)) {
+						return fmt.Errorf("‖A − QR‖/‖A‖ = %g, want at most %g", res, tolerance(m))
+					}
+					qtq.Mul(q.T(), q)
+					var id mat.Dense
+					id.Sub(&qtq, mat.NewDiagDense(n, ones(n)))
+					if d := mat.Norm(&id, 2); !(d <= tolerance(m)) {
+						return fmt.Errorf("‖QᵀQ − I‖ = %g, want at most %g", d, tolerance(m))
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
+
+func ones(n int) []float64 {
+	o := make([]float64, n)
+	for i := range o {
+		o[i] = 1
+	}
+	return o
+}
+
+func TestLeastSquares(t *testing.T) {
+	const m, n, r = 31, 4, 3
+	for loc := 1; loc <= 6; loc++ {
+		t.Run(fmt.Sprintf("%d-localities", loc), func(t *testing.T) {
+			ag := globalData([]int{m, n}, 51, -1, 1)
+			bg := globalData([]int{m, r}, 52, -1, 1)
+			var want mat.Dense
+			if err := want.Solve(mat.NewDense(m, n, ag), mat.NewDense(m, r, bg)); err != nil {
+				t.Fatal(err)
+			}
+			runJob(t, loc, func(ctx context.Context, e *Env) error {
+				a, err := FromGlobal(e, []int{m, n}, Tiled(annotate.Row), ag)
+				if err != nil {
+					return err
+				}
+				b, err := FromGlobal(e, []int{m, r}, Tiled(annotate.Row), bg)
+				if err != nil {
+					return err
+				}
+				x, err := LeastSquares(ctx, e, runtime.MakeReady(a), runtime.MakeReady(b)).Get(ctx)
+				if err != nil {
+					return err
+				}
+				if d := relResidual(&want, x); !(d <= 1e-12) {
+					return fmt.Errorf("‖X − X_gonum‖/‖X_gonum‖ = %g", d)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func TestTSQRBadInput(t *testing.T) {
+	runJob(t, 3, func(ctx context.Context, e *Env) error {
+		wide, err := FromGlobal(e, []int{4, 9}, Layout{Name: "wide", Kind: annotate.Row}, globalData([]int{4, 9}, 1, 0, 1))
+		if err != nil {
+			return err
+		}
+		if _, err := TSQR(ctx, e, runtime.MakeReady(wide), false).Get(ctx); err == nil || !strings.Contains(err.Error(), "wide/0") || !strings.Contains(err.Error(), "tall-skinny") {
+			return fmt.Errorf("a 4x9 matrix: got %v", err)
+		}
+		g := globalData([]int{12, 3}, 1, 0, 1)
+		g[7] = math.NaN()
+		nan, err := FromGlobal(e, []int{12, 3}, Layout{Name: "nan", Kind: annotate.Row}, g)
+		if err != nil {
+			return err
+		}
+		if _, err := TSQR(ctx, e, runtime.MakeReady(nan), false).Get(ctx); err == nil || !strings.Contains(err.Error(), "nan/0 holds NaN") {
+			return fmt.Errorf("a NaN: got %v", err)
+		}
+		col, err := FromGlobal(e, []int{12, 3}, Layout{Name: "cols", Kind: annotate.Column}, globalData([]int{12, 3}, 1, 0, 1))
+		if err != nil {
+			return err
+		}
+		if _, err := TSQR(ctx, e, runtime.MakeReady(col), false).Get(ctx); err == nil || !strings.Contains(err.Error(), "want a row tiling") {
+			return fmt.Errorf("column tiling: got %v", err)
+		}
+		// A right-hand side of other rows than the matrix.
+		a, err := FromGlobal(e, []int{12, 3}, Layout{Name: "A", Kind: annotate.Row}, globalData([]int{12, 3}, 2, 0, 1))
+		if err != nil {
+			return err
+		}
+		b, err := FromGlobal(e, []int{10, 2}, Layout{Name: "B", Kind: annotate.Row}, globalData([]int{10, 2}, 2, 0, 1))
+		if err != nil {
+			return err
+		}
+		if _, err := LeastSquares(ctx, e, runtime.MakeReady(a), runtime.MakeReady(b)).Get(ctx); err == nil || !strings.Contains(err.Error(), "B/0 of shape [10 2]") || !strings.Contains(err.Error(), "want the same rows") {
+			return fmt.Errorf("10 rows for 12: got %v", err)
+		}
+		// Rank-deficient: a zero column.
+		z := globalData([]int{12, 3}, 1, 0, 1)
+		for i := range 12 {
+			z[i*3+1] = 0
+		}
+		za, err := FromGlobal(e, []int{12, 3}, Tiled(annotate.Row), z)
+		if err != nil {
+			return err
+		}
+		if _, err := LeastSquares(ctx, e, runtime.MakeReady(za), runtime.MakeReady(za)).Get(ctx); err == nil || !strings.Contains(err.Error(), "column 1") {
+			return fmt.Errorf("a zero column 1: got %v", err)
+		}
+		return nil
+	})
+}
