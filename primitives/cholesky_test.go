@@ -55,9 +55,9 @@ func toCyclic(ctx context.Context, e *Env, shape []int, g []float64, nb, p, q in
 	return Retile(ctx, e, runtime.MakeReady(a), l), nil
 }
 
-// gathered returns a block-cyclic (or any) array whole, through a row
+// gatheredDense returns a block-cyclic (or any) array whole, through a row
 // tiling.
-func gathered(ctx context.Context, e *Env, a *runtime.Future[*Array]) (*mat.Dense, error) {
+func gatheredDense(ctx context.Context, e *Env, a *runtime.Future[*Array]) (*mat.Dense, error) {
 	w, err := AllGather(ctx, e, Retile(ctx, e, a, Tiled(annotate.Row))).Get(ctx)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func TestCholesky(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					l, err := gathered(ctx, e, Cholesky(ctx, e, a))
+					l, err := gatheredDense(ctx, e, Cholesky(ctx, e, a))
 					if err != nil {
 						return err
 					}
@@ -174,7 +174,7 @@ func TestCholeskyColumnMajorGrid(t *testing.T) {
 			return err
 		}
 		c := Retile(ctx, e, runtime.MakeReady(a), Layout{Tiling: &ct})
-		l, err := gathered(ctx, e, Cholesky(ctx, e, c))
+		l, err := gatheredDense(ctx, e, Cholesky(ctx, e, c))
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ func TestLU(t *testing.T) {
 						if len(f.Pivots) != c.n {
 							return fmt.Errorf("%d pivots, want %d", len(f.Pivots), c.n)
 						}
-						lu, err := gathered(ctx, e, runtime.MakeReady(f.LU))
+						lu, err := gatheredDense(ctx, e, runtime.MakeReady(f.LU))
 						if err != nil {
 							return err
 						}
@@ -102,7 +102,7 @@ func TestSolveLU(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					x, err := gathered(ctx, e, SolveLU(ctx, e, af, bf))
+					x, err := gatheredDense(ctx, e, SolveLU(ctx, e, af, bf))
 					if err != nil {
 						return err
 					}

@@ -30,11 +30,11 @@ func TestQR(t *testing.T) {
 						if len(f.Tau) != n {
 							return fmt.Errorf("%d taus, want %d", len(f.Tau), n)
 						}
-						qr, err := gathered(ctx, e, runtime.MakeReady(f.QR))
+						qr, err := gatheredDense(ctx, e, runtime.MakeReady(f.QR))
 						if err != nil {
 							return err
 						}
-						q, err := gathered(ctx, e, runtime.MakeReady(f.Q))
+						q, err := gatheredDense(ctx, e, runtime.MakeReady(f.Q))
 						if err != nil {
 							return err
 						}

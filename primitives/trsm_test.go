@@ -72,7 +72,7 @@ func TestSolveTriangular(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					x, err := gathered(ctx, e, SolveTriangular(ctx, e, tf, bf, kind))
+					x, err := gatheredDense(ctx, e, SolveTriangular(ctx, e, tf, bf, kind))
 					if err != nil {
 						return err
 					}
@@ -109,7 +109,7 @@ func TestSolveSPD(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				x, err := gathered(ctx, e, SolveSPD(ctx, e, af, bf))
+				x, err := gatheredDense(ctx, e, SolveSPD(ctx, e, af, bf))
 				if err != nil {
 					return err
 				}
