@@ -9,6 +9,8 @@
 //     annotations of Listing 3.
 //   - cannon: the Cannon (or SUMMA) product of two random matrices, with
 //     GFLOP/s and an optional check.
+//   - linalg: Cholesky, LU, QR, TSQR and SVD of generated matrices as task
+//     graphs on a block-cyclic layout, with residuals and GFLOP/s.
 //   - kmeans, logreg, pca: Lloyd's k-means, logistic regression by batch
 //     gradient descent and PCA by a distributed covariance, each reading
 //     Zarr, NPY or CSV and writing its result as Zarr.

@@ -88,6 +88,9 @@ func (e *Env) annotation(op string, shape []int, l Layout) (annotate.Annotation,
 	if err != nil {
 		return annotate.Annotation{}, err
 	}
+	if t.Cyclic != nil {
+		return annotate.Annotation{}, e.errorf(op, "a block-cyclic layout for a new array of shape %v: make it row-tiled, then Retile it", shape)
+	}
 	name := l.Name
 	if name == "" {
 		name = e.newName(strings.ToLower(op))

@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tessera-amt/tessera/annotate"
@@ -66,4 +67,34 @@ func TestBlockCyclicRetileMovesOnlyWhatMustMove(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Primitives that address tiles in global order refuse block-cyclic
+// arrays, and new arrays cannot be made block-cyclic, each with an error
+// that says to Retile.
+func TestBlockCyclicRefusedElsewhere(t *testing.T) {
+	runJob(t, 4, func(ctx context.Context, e *Env) error {
+		shape := []int{8, 8}
+		l, err := BlockCyclic(shape, 2, 2, 2)
+		if err != nil {
+			return err
+		}
+		if _, err := Random(ctx, e, shape, l, 1).Get(ctx); err == nil || !strings.Contains(err.Error(), "block-cyclic") || !strings.Contains(err.Error(), "Retile") {
+			return fmt.Errorf("Random with a block-cyclic layout: %v", err)
+		}
+		cyc := Retile(ctx, e, Random(ctx, e, shape, Tiled(annotate.Row), 1), l)
+		for name, f := range map[string]*runtime.Future[*Array]{"Add": Add(ctx, e, cyc, cyc), "Transpose": Transpose(ctx, e, cyc)} {
+			if _, err := f.Get(ctx); err == nil || !strings.Contains(err.Error(), "is block-cyclic, which "+name+" does not read") {
+				return fmt.Errorf("%s of a block-cyclic array: %v", name, err)
+			}
+		}
+		if _, err := AllGather(ctx, e, cyc).Get(ctx); err == nil || !strings.Contains(err.Error(), "block-cyclic") {
+			return fmt.Errorf("AllGather of a block-cyclic array: %v", err)
+		}
+		// Back to rows, it is an ordinary array again.
+		if _, err := Sum(ctx, e, Retile(ctx, e, cyc, Tiled(annotate.Row))).Get(ctx); err != nil {
+			return fmt.Errorf("Sum after a Retile to rows: %v", err)
+		}
+		return nil
+	})
 }

@@ -219,6 +219,23 @@
 // the tiles own the diagonal when each owns part of it, otherwise row-tiled
 // through one AllToAllV.
 //
+// # Dense linear algebra as task graphs
+//
+// BlockCyclic lays a matrix out as ScaLAPACK does (nb x nb blocks dealt
+// round a p x q grid); Retile moves arrays to and from it, moving only the
+// elements that change owner. Cholesky, LU (partial pivoting), QR and the
+// solves (SolveTriangular, SolveSPD, SolveLU, LeastSquares) run one task
+// per tile kernel on the tile's owner — named after the kernel and tile,
+// potrf(k,k), trsm(i,k), syrk(i,i,k), gemm(i,j,k), laswp(k,j) — with
+// futures as the dependencies, so the next panel starts while the trailing
+// update runs; each tile reaches each locality that needs it once per
+// step. TSQR reduces the local QRs of a tall-skinny matrix along a tree;
+// SVDTall and TruncatedSVD (a randomized range finder with power
+// iterations through TSQR) build on it. A matrix that is not positive
+// definite or is singular fails with an error naming the global column.
+// Only these primitives and Retile read block-cyclic arrays; the others
+// refuse them, and a new array cannot be made block-cyclic.
+//
 // # Array I/O that Python reads and writes
 //
 // WriteZarr writes an array as a Zarr v2 directory store (<f8 or <i8,

@@ -423,7 +423,23 @@ func (a *Array) pin(e *Env, op string) error {
 		a.unhold()
 		return err
 	}
+	if a.ann.Tiling.Cyclic != nil && !readsCyclic(op) {
+		a.unhold()
+		return e.errorf(op, "array %s is block-cyclic, which %s does not read: Retile it to a row, column or sym tiling first", a.Name(), op)
+	}
 	return nil
+}
+
+// readsCyclic says whether the primitive op reads block-cyclic arrays,
+// whose tiles hold their blocks in ScaLAPACK's local order; every other
+// primitive addresses tiles in global row-major order and refuses them
+// (pin).
+func readsCyclic(op string) bool {
+	switch op {
+	case "Retile", "Cholesky", "LU", "SolveLU", "SolveTriangular", "QR", "ApplyQT", "TSQR", "LeastSquares", "SVDTall", "TruncatedSVD":
+		return true
+	}
+	return false
 }
 
 // unpin ends a pin, keeping the handle reachable until then.
