@@ -38,7 +38,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -94,7 +93,7 @@ func main() {
 
 // dropCache writes back and drops the page cache; false when not allowed.
 func dropCache() bool {
-	syscall.Sync()
+	syncDisks()
 	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200) == nil
 }
 
@@ -121,7 +120,7 @@ func ioTest(ctx context.Context, e *primitives.Env, c *runtime.Communicator, o o
 			return err
 		}
 		if e.Locality() == 0 {
-			syscall.Sync()
+			syncDisks()
 		}
 		if err := c.Barrier(ctx).Err(ctx); err != nil {
 			return err

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// syncDisks does nothing where sync(2) is missing.
+func syncDisks() {}
