@@ -153,10 +153,22 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 func potrf(t blas64.General, col0 int, name string) error {
 	n := t.Rows
 	keep := packed(t)
-	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: t.Stride, Data: t.Data}); ok {
+	// OpenBLAS's dpotrf passes a NaN pivot on (reference LAPACK's stops):
+	// a NaN on the factor's diagonal fails the tile here too.
+	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: t.Stride, Data: t.Data}); ok && !nanDiagonal(t) {
 		return nil
 	}
 	return &NotPositiveDefiniteError{Array: name, Column: col0 + firstBadPivot(keep, n)}
+}
+
+// nanDiagonal reports whether the square tile t has a NaN on its diagonal.
+func nanDiagonal(t blas64.General) bool {
+	for j := range t.Rows {
+		if math.IsNaN(t.Data[j*t.Stride+j]) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstBadPivot returns the first column at which the unblocked Cholesky
