@@ -29,7 +29,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -114,40 +113,6 @@ func main() {
 	}))
 }
 
-// readArray reads a Zarr directory, a .npy or a .csv file by its name.
-func readArray(ctx context.Context, e *primitives.Env, path string, l primitives.Layout) *runtime.Future[*primitives.Array] {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".npy":
-		return primitives.ReadNPY(ctx, e, path, primitives.NPYOptions{Layout: l})
-	case ".csv":
-		return primitives.ReadCSV(ctx, e, path, primitives.CSVOptions{Layout: l})
-	}
-	return primitives.ReadZarr(ctx, e, path, primitives.ZarrReadOptions{Layout: l})
-}
-
-// allSum adds every locality's part (all of one length) in locality order,
-// the same on every locality: one all-gather of an array whose tile i is
-// locality i's part.
-func allSum(ctx context.Context, e *primitives.Env, part []float64) ([]float64, error) {
-	n := e.Size()
-	a, err := primitives.NewArray(e, []int{n, len(part)}, primitives.Tiled(annotate.Row), part)
-	if err != nil {
-		return nil, err
-	}
-	w, err := primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
-	a.Release()
-	if err != nil {
-		return nil, err
-	}
-	sum := make([]float64, len(part))
-	for l := range n {
-		for j := range sum {
-			sum[j] += w.Data[l*len(part)+j]
-		}
-	}
-	return sum, nil
-}
-
 // result is what a run gives on every locality.
 type result struct {
 	centres    []float64 // k x d
@@ -182,7 +147,7 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 		if err := assign(ctx, e.Runtime(), local, centres, labels, k, d, part); err != nil {
 			return result{}, err
 		}
-		sum, err := allSum(ctx, e, part)
+		sum, err := primitives.AllSum(ctx, e, part).Get(ctx)
 		if err != nil {
 			return result{}, err
 		}
@@ -213,7 +178,7 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 			in += t * t
 		}
 	}
-	sum, err := allSum(ctx, e, []float64{in})
+	sum, err := primitives.AllSum(ctx, e, []float64{in}).Get(ctx)
 	if err != nil {
 		return result{}, err
 	}
@@ -224,14 +189,14 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 // run is the program on one locality.
 func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) error {
 	start := time.Now()
-	x, err := readArray(ctx, e, o.input, primitives.Tiled(annotate.Row)).Get(ctx)
+	x, err := primitives.Load(ctx, e, o.input, primitives.Tiled(annotate.Row)).Get(ctx)
 	if err != nil {
 		return err
 	}
 	var centres []float64
 	k := o.k
 	if o.init != "" {
-		c, err := readArray(ctx, e, o.init, primitives.Tiled(annotate.Sym)).Get(ctx)
+		c, err := primitives.Load(ctx, e, o.init, primitives.Tiled(annotate.Sym)).Get(ctx)
 		if err != nil {
 			return err
 		}

@@ -27,7 +27,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -111,40 +110,6 @@ func main() {
 	}))
 }
 
-// readArray reads a Zarr directory, a .npy or a .csv file by its name.
-func readArray(ctx context.Context, e *primitives.Env, path string, l primitives.Layout) *runtime.Future[*primitives.Array] {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".npy":
-		return primitives.ReadNPY(ctx, e, path, primitives.NPYOptions{Layout: l})
-	case ".csv":
-		return primitives.ReadCSV(ctx, e, path, primitives.CSVOptions{Layout: l})
-	}
-	return primitives.ReadZarr(ctx, e, path, primitives.ZarrReadOptions{Layout: l})
-}
-
-// allSum adds every locality's part (all of one length) in locality order,
-// the same on every locality: one all-gather of an array whose tile i is
-// locality i's part.
-func allSum(ctx context.Context, e *primitives.Env, part []float64) ([]float64, error) {
-	n := e.Size()
-	a, err := primitives.NewArray(e, []int{n, len(part)}, primitives.Tiled(annotate.Row), part)
-	if err != nil {
-		return nil, err
-	}
-	w, err := primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
-	a.Release()
-	if err != nil {
-		return nil, err
-	}
-	sum := make([]float64, len(part))
-	for l := range n {
-		for j := range sum {
-			sum[j] += w.Data[l*len(part)+j]
-		}
-	}
-	return sum, nil
-}
-
 // data is this locality's rows: features (rows x d, row-major, stride
 // stride) and labels.
 type data struct {
@@ -185,7 +150,7 @@ func fit(ctx context.Context, e *primitives.Env, dt data, steps int, rate float6
 			}
 			part[d] += r
 		}
-		g, err := allSum(ctx, e, part)
+		g, err := primitives.AllSum(ctx, e, part).Get(ctx)
 		if err != nil {
 			return model{}, err
 		}
@@ -213,7 +178,7 @@ func fit(ctx context.Context, e *primitives.Env, dt data, steps int, rate float6
 		}
 		loss += math.Max(s, 0) + math.Log1p(math.Exp(-math.Abs(s)))
 	}
-	tot, err := allSum(ctx, e, []float64{right, loss})
+	tot, err := primitives.AllSum(ctx, e, []float64{right, loss}).Get(ctx)
 	if err != nil {
 		return model{}, err
 	}
@@ -223,7 +188,7 @@ func fit(ctx context.Context, e *primitives.Env, dt data, steps int, rate float6
 
 // load reads the samples and labels, row-tiled alike.
 func load(ctx context.Context, e *primitives.Env, o options) (data, *primitives.Array, error) {
-	x, err := readArray(ctx, e, o.input, primitives.Tiled(annotate.Row)).Get(ctx)
+	x, err := primitives.Load(ctx, e, o.input, primitives.Tiled(annotate.Row)).Get(ctx)
 	if err != nil {
 		return data{}, nil, err
 	}
@@ -243,7 +208,7 @@ func load(ctx context.Context, e *primitives.Env, o options) (data, *primitives.
 			dt.y[i] = dt.x[i*dt.stride+dt.d]
 		}
 	} else {
-		y, err := readArray(ctx, e, o.labels, primitives.Tiled(annotate.Row)).Get(ctx)
+		y, err := primitives.Load(ctx, e, o.labels, primitives.Tiled(annotate.Row)).Get(ctx)
 		if err != nil {
 			return data{}, nil, err
 		}

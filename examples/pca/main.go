@@ -30,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/tessera-amt/tessera/agas"
@@ -114,40 +113,6 @@ func main() {
 	}))
 }
 
-// readArray reads a Zarr directory, a .npy or a .csv file by its name.
-func readArray(ctx context.Context, e *primitives.Env, path string, l primitives.Layout) *runtime.Future[*primitives.Array] {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".npy":
-		return primitives.ReadNPY(ctx, e, path, primitives.NPYOptions{Layout: l})
-	case ".csv":
-		return primitives.ReadCSV(ctx, e, path, primitives.CSVOptions{Layout: l})
-	}
-	return primitives.ReadZarr(ctx, e, path, primitives.ZarrReadOptions{Layout: l})
-}
-
-// allSum adds every locality's part (all of one length) in locality order,
-// the same on every locality: one all-gather of an array whose tile i is
-// locality i's part.
-func allSum(ctx context.Context, e *primitives.Env, part []float64) ([]float64, error) {
-	n := e.Size()
-	a, err := primitives.NewArray(e, []int{n, len(part)}, primitives.Tiled(annotate.Row), part)
-	if err != nil {
-		return nil, err
-	}
-	w, err := primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
-	a.Release()
-	if err != nil {
-		return nil, err
-	}
-	sum := make([]float64, len(part))
-	for l := range n {
-		for j := range sum {
-			sum[j] += w.Data[l*len(part)+j]
-		}
-	}
-	return sum, nil
-}
-
 // fit is a PCA: the mean, every component (rows, by decreasing variance),
 // its variance and its share of the total.
 type fit struct {
@@ -174,7 +139,7 @@ func analyse(ctx context.Context, e *primitives.Env, x *primitives.Array) (fit, 
 			sums[j] += v
 		}
 	}
-	sums, err := allSum(ctx, e, sums)
+	sums, err := primitives.AllSum(ctx, e, sums).Get(ctx)
 	if err != nil {
 		return fit{}, err
 	}
@@ -192,7 +157,7 @@ func analyse(ctx context.Context, e *primitives.Env, x *primitives.Array) (fit, 
 	if rows > 0 {
 		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: rows, Cols: d, Stride: d, Data: f.centred}, 0, gram)
 	}
-	all, err := allSum(ctx, e, gram.Data)
+	all, err := primitives.AllSum(ctx, e, gram.Data).Get(ctx)
 	if err != nil {
 		return fit{}, err
 	}
@@ -241,7 +206,7 @@ func analyse(ctx context.Context, e *primitives.Env, x *primitives.Array) (fit, 
 // run is the program on one locality.
 func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) error {
 	start := time.Now()
-	x, err := readArray(ctx, e, o.input, primitives.Tiled(annotate.Row)).Get(ctx)
+	x, err := primitives.Load(ctx, e, o.input, primitives.Tiled(annotate.Row)).Get(ctx)
 	if err != nil {
 		return err
 	}
