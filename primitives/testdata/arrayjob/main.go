@@ -38,6 +38,7 @@ func main() {
 		"csverrors":   csvErrors,
 		"reductions":  reductions,
 		"inverse":     inverse,
+		"reclaim":     reclaim,
 	}
 	names := make([]string, 0, len(scenarios))
 	for n := range scenarios {
