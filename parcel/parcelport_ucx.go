@@ -240,7 +240,9 @@ func (c *ucxControl) Receive(pc *Parcel) {
 	}
 	if err := u.control(pc); err != nil {
 		if tp, perr := u.tcp.peer(h.Source); perr == nil {
-			u.tcp.fail(tp, &PeerError{h.Source, "handshake", fmt.Errorf("%w: %w", ErrPeerDown, err)})
+			// Not on the reader goroutine: closing the connection waits
+			// for its read to end.
+			go u.tcp.fail(tp, &PeerError{h.Source, "handshake", fmt.Errorf("%w: %w", ErrPeerDown, err)})
 		}
 	}
 }

@@ -39,6 +39,7 @@ func (u *UCX) progressLoop() {
 	var st ucxStep
 	rc, rcErr := u.efd.SyscallConn()
 	idleSince := time.Now()
+	gaveUp, tries := false, 0
 	for !u.stop.Load() {
 		u.w.mu.Lock()
 		did := u.w.progress()
@@ -51,12 +52,21 @@ func (u *UCX) progressLoop() {
 		}
 		u.finish(&st)
 		if did || n > 0 {
-			idleSince = time.Now()
+			idleSince, gaveUp = time.Now(), false
 			continue
 		}
-		if u.cfg.PollFor > 0 && time.Since(idleSince) < u.cfg.PollFor {
+		if u.cfg.PollFor > 0 && !gaveUp && time.Since(idleSince) < u.cfg.PollFor {
+			// Poll, as the TCP port's readers do (tcp_poll_unix.go):
+			// let the process's goroutines run between tries, and the
+			// machine's processes every few; stop once a sched_yield
+			// shows that another thread wanted the core.
 			u.polling.Store(true)
 			goruntime.Gosched()
+			if tries++; tries%yieldEvery == 0 {
+				t0 := time.Now()
+				osYield()
+				gaveUp = time.Since(t0) >= yieldTaken
+			}
 			continue
 		}
 		u.polling.Store(false)
@@ -79,7 +89,7 @@ func (u *UCX) progressLoop() {
 			}
 			return true
 		})
-		idleSince = time.Now()
+		idleSince, gaveUp = time.Now(), false
 	}
 	u.polling.Store(false)
 }

@@ -36,6 +36,7 @@ typedef struct {
 	char         *arena;
 	size_t        used, acap;
 	int           oom;
+	int           no_peer_errors;
 } tux_port;
 
 static tux_event *tux_push(tux_port *p) {
@@ -159,9 +160,18 @@ static ucs_status_t tux_ep(tux_port *p, const void *addr, tux_ep_arg *arg, ucp_e
 	ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
 		UCP_EP_PARAM_FIELD_ERR_HANDLER;
 	ep_params.address = addr;
-	ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-	ep_params.err_handler.cb = tux_ep_err;
-	ep_params.err_handler.arg = arg;
+	if (!p->no_peer_errors) {
+		ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+		ep_params.err_handler.cb = tux_ep_err;
+		ep_params.err_handler.arg = arg;
+		ucs_status_t st = ucp_ep_create(p->worker, &ep_params, ep);
+		if (st != UCS_ERR_UNREACHABLE) return st;
+		// The transports cannot report a peer's failure (UCX 1.13's
+		// shared-memory ones): do without; the TCP side watches the peer.
+		p->no_peer_errors = 1;
+	}
+	ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+	ep_params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
 	return ucp_ep_create(p->worker, &ep_params, ep);
 }
 
