@@ -15,15 +15,18 @@ import (
 const (
 	ParcelportTCP  = "tcp"  // Go's net (parcel.TCP); the default
 	ParcelportNBIO = "nbio" // github.com/lesismal/nbio (parcel.NBIO)
+	// ParcelportUCX is UCX active messages (parcel.UCX), in a build with
+	// -tags ucx; elsewhere starting it fails, saying how to build it.
+	ParcelportUCX = "ucx"
 )
 
 // checkTransport says whether name is a socket parcelport.
 func checkTransport(name string) error {
 	switch name {
-	case "", ParcelportTCP, ParcelportNBIO:
+	case "", ParcelportTCP, ParcelportNBIO, ParcelportUCX:
 		return nil
 	}
-	return fmt.Errorf("%q is not a parcelport (%s or %s)", name, ParcelportTCP, ParcelportNBIO)
+	return fmt.Errorf("%q is not a parcelport (%s, %s or %s)", name, ParcelportTCP, ParcelportNBIO, ParcelportUCX)
 }
 
 // fromEnvironment is Main's edge, the one place the runtime takes its
@@ -102,8 +105,8 @@ func (c *Config) applyOptions(o jobenv.Options) error {
 	}
 	if c.Parcelport == nil && c.Transport == "" && o.Parcelport != "" {
 		if err := checkTransport(o.Parcelport); err != nil {
-			return fmt.Errorf("runtime: locality %d: environment %s=%q: not a parcelport (%s or %s)",
-				c.Locality, jobenv.VarParcelport, o.Parcelport, ParcelportTCP, ParcelportNBIO)
+			return fmt.Errorf("runtime: locality %d: environment %s=%q: not a parcelport (%s, %s or %s)",
+				c.Locality, jobenv.VarParcelport, o.Parcelport, ParcelportTCP, ParcelportNBIO, ParcelportUCX)
 		}
 		c.Transport = o.Parcelport
 	}

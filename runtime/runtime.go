@@ -42,8 +42,8 @@ type Config struct {
 	// parcelport Transport names.
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 	// Transport is the socket parcelport opened when Parcelport is nil:
-	// ParcelportTCP ("" too) or ParcelportNBIO (`tessera run
-	// --parcelport`).
+	// ParcelportTCP ("" too), ParcelportNBIO or ParcelportUCX (`tessera
+	// run --parcelport`).
 	Transport string
 
 	// Progress is how the locality waits for messages: blocking or
@@ -278,6 +278,14 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		HeartbeatInterval: rt.cfg.HeartbeatInterval,
 		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
 		Logger:            rt.cfg.Logger,
+	}
+	if rt.cfg.Transport == ParcelportUCX {
+		port, err := parcel.NewUCX(parcel.UCXConfig{PortConfig: pc, PollFor: rt.cfg.Progress.pollFor()})
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
+		}
+		return port, nil
 	}
 	if rt.cfg.Transport == ParcelportNBIO {
 		port, err := parcel.NewNBIO(parcel.NBIOConfig{PortConfig: pc})

@@ -29,7 +29,7 @@ func TestParseRunParcelport(t *testing.T) {
 	}
 	stderr.Reset()
 	if _, err := parseRunArgs([]string{"-n", "2", "--parcelport", "udp", "prog"}, &stderr); err == nil ||
-		!strings.Contains(stderr.String(), `--parcelport must be tcp or nbio, not "udp"`) {
+		!strings.Contains(stderr.String(), `--parcelport must be tcp, nbio or ucx, not "udp"`) {
 		t.Errorf("tessera run --parcelport udp: %v, stderr %q", err, stderr.String())
 	}
 }
