@@ -12,6 +12,13 @@ import (
 	"unsafe"
 )
 
+// ucxSpin is how long the progress goroutine of a blocking port (PollFor
+// 0) polls the worker after the last event before it blocks: a reply that
+// comes that soon is then taken without a wake-up. Measured on 2 cores,
+// the 64-byte round trip over UCX_TLS=sm,self took 51 µs blocking at once
+// and 15 µs with this spin.
+const ucxSpin = 50 * time.Microsecond
+
 // The progress goroutine of the UCX port and what it receives.
 
 // ucxStep is what one round of progress leaves to do once the worker is
@@ -55,7 +62,7 @@ func (u *UCX) progressLoop() {
 			idleSince, gaveUp = time.Now(), false
 			continue
 		}
-		if u.cfg.PollFor > 0 && !gaveUp && time.Since(idleSince) < u.cfg.PollFor {
+		if !gaveUp && time.Since(idleSince) < max(u.cfg.PollFor, ucxSpin) {
 			// Poll, as the TCP port's readers do (tcp_poll_unix.go):
 			// let the process's goroutines run between tries, and the
 			// machine's processes every few; stop once a sched_yield
