@@ -53,13 +53,14 @@ type UCX struct {
 	nextID uint64
 	shut   bool
 
-	closed  atomic.Bool
-	done    chan struct{} // closed by Close
-	stop    atomic.Bool   // ends the progress goroutine
-	polling atomic.Bool
-	downs   atomic.Bool // a peer went down: closeDown has work
-	efd     *os.File
-	wg      sync.WaitGroup
+	closed   atomic.Bool
+	done     chan struct{} // closed by Close
+	stop     atomic.Bool   // ends the progress goroutine
+	polling  atomic.Bool
+	sleeping atomic.Bool // the progress goroutine armed the worker and waits
+	downs    atomic.Bool // a peer went down: closeDown has work
+	efd      *os.File
+	wg       sync.WaitGroup
 }
 
 // UCXConfig configures a UCX port. The TCP side uses PortConfig as a TCP
@@ -120,6 +121,7 @@ const (
 	ucxLast    = "parcel.ucx.last"  // before the goodbye: how many AMs were sent
 	ucxPrefix  = 32                 // source, flags, sequence number, token
 	ucxInlined = 1                  // flag: the frame head is in the AM header
+	ucxGather  = 8 << 10            // data in pieces up to this long is copied into one
 )
 
 // NewUCX starts a UCX port: its UCX worker, then its TCP side on
@@ -353,6 +355,14 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 		wire += int64(len(c))
 		bufs = append(bufs, c)
 	}
+	if len(bufs) > 1 && wire <= ucxGather {
+		// Small data in pieces: one buffer, which UCX can send at once.
+		one := make([]byte, 0, wire)
+		for _, b := range bufs {
+			one = append(one, b...)
+		}
+		bufs = append(bufs[:0], one)
+	}
 	binary.LittleEndian.PutUint32(hdr, u.cfg.Locality)
 	binary.LittleEndian.PutUint32(hdr[4:], flags)
 	copy(hdr[16:32], p.sendTok[:])
@@ -383,9 +393,12 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	if !done || err == nil {
 		p.seq++
 	}
+	sleeping := u.sleeping.Load()
 	u.w.mu.Unlock()
-	if op != nil {
+	if op != nil || sleeping {
 		u.w.signal()
+	}
+	if op != nil {
 		err = <-op.done
 	} else {
 		v.free()

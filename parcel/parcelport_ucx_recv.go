@@ -19,6 +19,10 @@ import (
 // and 15 µs with this spin.
 const ucxSpin = 50 * time.Microsecond
 
+// ucxBusyWait bounds a wait on the event descriptor while operations are
+// in flight and the cores are shared (so the goroutine does not spin).
+const ucxBusyWait = 200 * time.Microsecond
+
 // The progress goroutine of the UCX port and what it receives.
 
 // ucxStep is what one round of progress leaves to do once the worker is
@@ -53,6 +57,7 @@ func (u *UCX) progressLoop() {
 		n := 0
 		err := u.w.drain(func(ev *ucxEvent) { n++; u.event(ev, &st) })
 		u.closeDown()
+		busy := len(u.ops) > 0
 		u.w.mu.Unlock()
 		if err != nil {
 			u.cfg.Logger.Error("parcel: UCX progress", "locality", u.cfg.Locality, "err", err)
@@ -62,7 +67,7 @@ func (u *UCX) progressLoop() {
 			idleSince, gaveUp = time.Now(), false
 			continue
 		}
-		if !gaveUp && time.Since(idleSince) < max(u.cfg.PollFor, ucxSpin) {
+		if !gaveUp && (busy || time.Since(idleSince) < max(u.cfg.PollFor, ucxSpin)) {
 			// Poll, as the TCP port's readers do (tcp_poll_unix.go):
 			// let the process's goroutines run between tries, and the
 			// machine's processes every few; stop once a sched_yield
@@ -79,6 +84,10 @@ func (u *UCX) progressLoop() {
 		u.polling.Store(false)
 		u.w.mu.Lock()
 		armed, err := u.w.arm()
+		// Set with the arm, under the lock: a sender that posts after
+		// it sees it and wakes the goroutine, which must progress what
+		// UCX took but has not sent yet.
+		u.sleeping.Store(armed && err == nil)
 		u.w.mu.Unlock()
 		if err != nil || rcErr != nil {
 			// Cannot sleep on the descriptor: poll gently instead.
@@ -86,7 +95,13 @@ func (u *UCX) progressLoop() {
 			continue
 		}
 		if !armed || u.stop.Load() {
+			u.sleeping.Store(false)
 			continue
+		}
+		if busy {
+			// Operations in flight may need progress that no event
+			// announces (UCX's tcp rendezvous does): wake up soon.
+			u.efd.SetReadDeadline(time.Now().Add(ucxBusyWait))
 		}
 		first := true
 		rc.Read(func(uintptr) bool {
@@ -96,6 +111,10 @@ func (u *UCX) progressLoop() {
 			}
 			return true
 		})
+		u.sleeping.Store(false)
+		if busy {
+			u.efd.SetReadDeadline(time.Time{})
+		}
 		idleSince, gaveUp = time.Now(), false
 	}
 	u.polling.Store(false)

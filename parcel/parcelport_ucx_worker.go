@@ -192,8 +192,16 @@ static ucs_status_t tux_send(tux_port *p, ucp_ep_h ep, const void *hdr, size_t h
 	ucp_request_param_t rp = {0};
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;
 	rp.cb.send = tux_send_cb;
-	rp.datatype = ucp_dt_make_iov();
 	rp.flags = 0;
+	if (niov <= 1) {
+		// One buffer (or none) goes as contiguous data, which small
+		// messages can send at once (short, bcopy); IOV data cannot.
+		rp.datatype = ucp_dt_make_contig(1);
+		void *buf = niov ? iov[0].buffer : NULL;
+		size_t len = niov ? iov[0].length : 0;
+		return tux_status(p, ucp_am_send_nbx(ep, 0, hdr, hlen, buf, len, &rp), id);
+	}
+	rp.datatype = ucp_dt_make_iov();
 	return tux_status(p, ucp_am_send_nbx(ep, 0, hdr, hlen, iov, niov, &rp), id);
 }
 
