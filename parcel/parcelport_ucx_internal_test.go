@@ -165,6 +165,9 @@ func TestUCXBadFrameIsPeerDown(t *testing.T) {
 					if !errors.Is(downs[0], ErrPeerDown) || !errors.As(downs[0], &fe) || !strings.Contains(downs[0].Error(), "locality 1") {
 						t.Fatalf("PeerDown(%v): want a FrameError naming locality 1, wrapping ErrPeerDown", downs[0])
 					}
+					if name == "frame over the limit" && !errors.Is(downs[0], ErrFrameTooLarge) {
+						t.Fatalf("PeerDown(%v): want ErrFrameTooLarge", downs[0])
+					}
 					t.Log(downs[0])
 					return
 				}

@@ -242,6 +242,20 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 	}
 	var chunks [][]byte
 	if flags&ucxInlined != 0 {
+		// The data must be the frame's chunks: checked before the
+		// decoder takes memory for them.
+		if f := ev.hdr[ucxPrefix:]; len(f) >= FrameHeadLen {
+			body, hlen := binary.LittleEndian.Uint64(f), uint64(binary.LittleEndian.Uint32(f[8:]))
+			err := checkFrameHead(body, hlen, u.cfg.MaxFrame)
+			if err == nil && body-hlen != uint64(ev.len) {
+				err = &FrameError{"frame length", fmt.Errorf("body of %d bytes with a header of %d, %d bytes of data sent", body, hlen, ev.len)}
+			}
+			if err != nil {
+				release()
+				bad(err)
+				return
+			}
+		}
 		var err error
 		if in.p, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:]); err != nil {
 			release()
