@@ -17,7 +17,7 @@ const UCXBuiltIn = false
 func UCXVersion() string { return "" }
 
 // ErrNoUCX is returned by NewUCX in a build without the UCX parcelport.
-var ErrNoUCX = errors.New("parcel: this build has no UCX parcelport: rebuild with -tags ucx (needs libucx-dev: pkg-config ucx)")
+var ErrNoUCX = errors.New("this build has no UCX parcelport: rebuild with -tags ucx (needs libucx-dev: pkg-config ucx)")
 
 // UCXConfig configures a UCX port; see the build with -tags ucx.
 type UCXConfig struct {
@@ -30,7 +30,7 @@ type UCX struct{}
 
 // NewUCX fails with ErrNoUCX: the build has no UCX parcelport.
 func NewUCX(cfg UCXConfig) (*UCX, error) {
-	return nil, fmt.Errorf("locality %d: %w", cfg.Locality, ErrNoUCX)
+	return nil, fmt.Errorf("parcel: locality %d: %w", cfg.Locality, ErrNoUCX)
 }
 
 func (*UCX) Addr() string                                  { return "" }

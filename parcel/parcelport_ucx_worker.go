@@ -233,6 +233,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -274,7 +275,7 @@ func openUCXWorker() (*ucxWorker, error) {
 	w := &ucxWorker{}
 	var efd C.int
 	if st := C.tux_open(&w.p, &efd); st != C.UCS_OK {
-		return nil, ucxErr("init (check UCX_TLS and UCX_NET_DEVICES)", st)
+		return nil, ucxErr(fmt.Sprintf("init (UCX_TLS=%q, UCX_NET_DEVICES=%q)", os.Getenv("UCX_TLS"), os.Getenv("UCX_NET_DEVICES")), st)
 	}
 	w.efd = int(efd)
 	var a unsafe.Pointer

@@ -283,7 +283,7 @@ func (rt *Runtime) openPort() (parcel.Parcelport, error) {
 		port, err := parcel.NewUCX(parcel.UCXConfig{PortConfig: pc, PollFor: rt.cfg.Progress.pollFor()})
 		if err != nil {
 			ln.Close()
-			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
+			return nil, err // it names the locality
 		}
 		return port, nil
 	}
