@@ -14,6 +14,7 @@ package parcel
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
+#include <ucs/config/global_opts.h>
 
 enum { TUX_AM = 1, TUX_DONE = 2, TUX_EP_ERROR = 3 };
 
@@ -164,7 +165,12 @@ static ucs_status_t tux_ep(tux_port *p, const void *addr, tux_ep_arg *arg, ucp_e
 		ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
 		ep_params.err_handler.cb = tux_ep_err;
 		ep_params.err_handler.arg = arg;
+		// Transports without peer failure reports make UCX log an error
+		// for this try, though there is a way on without them: quiet it.
+		ucs_log_level_t level = ucs_global_opts.log_component.log_level;
+		if (level > UCS_LOG_LEVEL_FATAL) ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
 		ucs_status_t st = ucp_ep_create(p->worker, &ep_params, ep);
+		ucs_global_opts.log_component.log_level = level;
 		if (st != UCS_ERR_UNREACHABLE) return st;
 		// The transports cannot report a peer's failure (UCX 1.13's
 		// shared-memory ones): do without; the TCP side watches the peer.
