@@ -41,6 +41,9 @@ test: test-deps
 	@if $(HAVE_OPENBLAS); then echo "$(GO) test -tags openblas ./primitives/ ./cmd/tessera/"; \
 	  $(GO) vet -tags openblas ./primitives/ ./cmd/tessera/ && $(GO) test -tags openblas -count=1 -timeout 15m ./primitives/ ./cmd/tessera/; \
 	 else echo "test: OpenBLAS is not installed (pkg-config openblas lapacke): the -tags openblas run is skipped"; fi
+	@if pkg-config --exists ucx 2>/dev/null; then echo "$(GO) test -tags ucx ./parcel/"; \
+	  $(GO) vet -tags ucx ./parcel/ && $(GO) test -tags ucx -count=1 -timeout 15m ./parcel/; \
+	 else echo "test: UCX is not installed (pkg-config ucx): the -tags ucx run is skipped"; fi
 
 bench:
 	bash bench/run.sh

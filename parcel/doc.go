@@ -7,7 +7,7 @@
 // into memory the receiver provides (Handler.Buffer), so the bytes cross the
 // wire once and are copied by nobody.
 //
-// A Parcelport carries parcels between the localities of one job. Four
+// A Parcelport carries parcels between the localities of one job. Five
 // implementations live here:
 //
 //   - TCP (the default): Go's net package, one connection per pair of
@@ -30,6 +30,12 @@
 //     a reader spins briefly, then sleeps on a futex. TCP stays underneath
 //     for heartbeats and for peers on other machines. Chosen by
 //     TESSERA_PARCELPORT=shm (NewSHM has the detail).
+//   - UCX (build tag ucx, cgo over libucp): parcels as UCX active
+//     messages, eager or rendezvous as UCX chooses, beside a TCP port that
+//     keeps the handshake, heartbeats and goodbye and carries the worker
+//     addresses; received frames go through the same decoder. UCX picks
+//     its transport (UCX_TLS: tcp, shared memory, verbs). Chosen by
+//     TESSERA_PARCELPORT=ucx; without the tag NewUCX says how to build it.
 //   - Inproc: N localities inside one process, used by unit tests. It copies
 //     chunks through Handler.Buffer exactly like the TCP port does, and it can
 //     kill or disconnect localities so failure handling is testable without

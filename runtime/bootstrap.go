@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -17,15 +18,18 @@ const (
 	ParcelportTCP  = "tcp"  // Go's net (parcel.TCP); the default
 	ParcelportNBIO = "nbio" // github.com/lesismal/nbio (parcel.NBIO)
 	ParcelportSHM  = "shm"  // shared memory with localities on this machine, tcp to others (parcel.SHM)
+	// ParcelportUCX is UCX active messages (parcel.UCX), in a build with
+	// -tags ucx; elsewhere starting it fails, saying how to build it.
+	ParcelportUCX = "ucx"
 )
 
 // checkTransport says whether name is a socket parcelport.
 func checkTransport(name string) error {
 	switch name {
-	case "", ParcelportTCP, ParcelportNBIO, ParcelportSHM:
+	case "", ParcelportTCP, ParcelportNBIO, ParcelportSHM, ParcelportUCX:
 		return nil
 	}
-	return fmt.Errorf("%q is not a parcelport (%s, %s or %s)", name, ParcelportTCP, ParcelportNBIO, ParcelportSHM)
+	return fmt.Errorf("%q is not a parcelport (%s, %s, %s or %s)", name, ParcelportTCP, ParcelportNBIO, ParcelportSHM, ParcelportUCX)
 }
 
 // openTCPPort opens the tcp parcelport tc configures, or, when transport
@@ -113,8 +117,8 @@ func (c *Config) applyOptions(o jobenv.Options) error {
 	}
 	if c.Parcelport == nil && c.Transport == "" && o.Parcelport != "" {
 		if err := checkTransport(o.Parcelport); err != nil {
-			return fmt.Errorf("runtime: locality %d: environment %s=%q: not a parcelport (%s, %s or %s)",
-				c.Locality, jobenv.VarParcelport, o.Parcelport, ParcelportTCP, ParcelportNBIO, ParcelportSHM)
+			return fmt.Errorf("runtime: locality %d: environment %s=%q: not a parcelport (%s, %s, %s or %s)",
+				c.Locality, jobenv.VarParcelport, o.Parcelport, ParcelportTCP, ParcelportNBIO, ParcelportSHM, ParcelportUCX)
 		}
 		c.Transport = o.Parcelport
 	}
@@ -163,4 +167,79 @@ func (c *Config) applyOptions(o jobenv.Options) error {
 		t.Sample = d
 	}
 	return nil
+}
+
+// openPort opens the socket parcelport cfg.Transport names, listening on
+// cfg.Listener or a port of its own.
+func (rt *Runtime) openPort() (parcel.Parcelport, error) {
+	if rt.cfg.Parcelport != nil {
+		return rt.cfg.Parcelport((*portHandler)(rt))
+	}
+	ln := rt.cfg.Listener
+	if ln == nil {
+		addr := net.JoinHostPort(rt.cfg.ListenHost, "0")
+		if rt.here == 0 {
+			_, port, err := net.SplitHostPort(rt.cfg.RootAddr)
+			if err != nil {
+				return nil, fmt.Errorf("runtime: root address %q: %w", rt.cfg.RootAddr, err)
+			}
+			addr = net.JoinHostPort(rt.cfg.ListenHost, port)
+		}
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("runtime: locality %d: listening on %s: %w", rt.here, addr, err)
+		}
+	}
+	pc := parcel.PortConfig{
+		Locality:          rt.here,
+		Listener:          ln,
+		Secret:            rt.cfg.Secret,
+		Handler:           (*portHandler)(rt),
+		MaxFrame:          rt.cfg.MaxFrame,
+		HeartbeatInterval: rt.cfg.HeartbeatInterval,
+		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
+		Logger:            rt.cfg.Logger,
+	}
+	if rt.cfg.Transport == ParcelportUCX {
+		port, err := parcel.NewUCX(parcel.UCXConfig{PortConfig: pc, PollFor: rt.cfg.Progress.pollFor()})
+		if err != nil {
+			ln.Close()
+			return nil, err // it names the locality
+		}
+		return port, nil
+	}
+	if rt.cfg.Transport == ParcelportNBIO {
+		port, err := parcel.NewNBIO(parcel.NBIOConfig{PortConfig: pc})
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
+		}
+		return port, nil
+	}
+	port, err := openTCPPort(rt.cfg.Transport, parcel.TCPConfig{
+		PortConfig: pc,
+		PollFor:    rt.cfg.Progress.pollFor(),
+		Congestion: rt.cfg.TCPCongestion,
+		RawReads:   rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return port, nil
+}
+
+// advertised is the address peers dial to reach this locality.
+func (rt *Runtime) advertised() string {
+	addr := rt.port.Addr()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			return net.JoinHostPort(h, port)
+		}
+	}
+	return addr
 }

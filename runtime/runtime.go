@@ -7,7 +7,6 @@ import (
 	"github.com/tessera-amt/tessera/runtime/internal/memory"
 	"log/slog"
 	"net"
-	"os"
 	goruntime "runtime"
 	"strings"
 	"sync/atomic"
@@ -42,7 +41,7 @@ type Config struct {
 	// parcelport Transport names.
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 	// Transport is the socket parcelport opened when Parcelport is nil:
-	// ParcelportTCP ("" too), ParcelportNBIO or ParcelportSHM (`tessera
+	// ParcelportTCP ("" too), ParcelportNBIO, ParcelportSHM or ParcelportUCX (`tessera
 	// run --parcelport`).
 	Transport string
 
@@ -248,71 +247,6 @@ func start(ctx context.Context, cfg Config, hk hooks) (*Runtime, error) {
 		return nil, err
 	}
 	return rt, nil
-}
-
-func (rt *Runtime) openPort() (parcel.Parcelport, error) {
-	if rt.cfg.Parcelport != nil {
-		return rt.cfg.Parcelport((*portHandler)(rt))
-	}
-	ln := rt.cfg.Listener
-	if ln == nil {
-		addr := net.JoinHostPort(rt.cfg.ListenHost, "0")
-		if rt.here == 0 {
-			_, port, err := net.SplitHostPort(rt.cfg.RootAddr)
-			if err != nil {
-				return nil, fmt.Errorf("runtime: root address %q: %w", rt.cfg.RootAddr, err)
-			}
-			addr = net.JoinHostPort(rt.cfg.ListenHost, port)
-		}
-		var err error
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			return nil, fmt.Errorf("runtime: locality %d: listening on %s: %w", rt.here, addr, err)
-		}
-	}
-	pc := parcel.PortConfig{
-		Locality:          rt.here,
-		Listener:          ln,
-		Secret:            rt.cfg.Secret,
-		Handler:           (*portHandler)(rt),
-		MaxFrame:          rt.cfg.MaxFrame,
-		HeartbeatInterval: rt.cfg.HeartbeatInterval,
-		HeartbeatTimeout:  rt.cfg.HeartbeatTimeout,
-		Logger:            rt.cfg.Logger,
-	}
-	if rt.cfg.Transport == ParcelportNBIO {
-		port, err := parcel.NewNBIO(parcel.NBIOConfig{PortConfig: pc})
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("runtime: locality %d: %w", rt.here, err)
-		}
-		return port, nil
-	}
-	port, err := openTCPPort(rt.cfg.Transport, parcel.TCPConfig{
-		PortConfig: pc,
-		PollFor:    rt.cfg.Progress.pollFor(),
-		Congestion: rt.cfg.TCPCongestion,
-		RawReads:   rt.cfg.NodeLocalities > rt.cfg.NodeCPUs,
-	})
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	return port, nil
-}
-
-// advertised is the address peers dial to reach this locality.
-func (rt *Runtime) advertised() string {
-	addr := rt.port.Addr()
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		if h, err := os.Hostname(); err == nil {
-			return net.JoinHostPort(h, port)
-		}
-	}
-	return addr
 }
 
 // FromContext returns the locality whose task ctx belongs to (an action's,

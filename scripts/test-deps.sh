@@ -72,3 +72,16 @@ if ! /usr/bin/python3 -c 'import zarr, dask.array, sklearn, numpy' >/dev/null 2>
 		[ "${CI:-}" != true ] || exit 1
 	fi
 fi
+
+# ---- UCX (libucx-dev): `make test` runs the parcel tests again with
+# -tags ucx, which adds the UCX parcelport, when pkg-config finds ucx.
+if ! pkg-config --exists ucx 2>/dev/null; then
+	log="${TMPDIR:-/tmp}/tessera-test-deps.log"
+	echo "test-deps: installing libucx-dev pkg-config (log: $log)"
+	export DEBIAN_FRONTEND=noninteractive
+	ucx_install() { apt-get install -y -q --no-install-recommends libucx-dev pkg-config; }
+	if ! { ucx_install || { apt-get update -q && ucx_install; }; } >>"$log" 2>&1; then
+		echo "test-deps: apt-get install libucx-dev failed: the -tags ucx tests will not run; see $log" >&2
+		[ "${CI:-}" != true ] || exit 1
+	fi
+fi

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tessera-amt/tessera/primitives"
 )
 
@@ -58,6 +59,11 @@ func writeInfo(w io.Writer) {
 	}
 	line("openblas", openblas)
 	line("blas", primitives.BLAS())
+	ucx := "off (rebuild with -tags ucx; needs libucx-dev)"
+	if parcel.UCXBuiltIn {
+		ucx = "on, UCX " + parcel.UCXVersion()
+	}
+	line("ucx", ucx)
 	line("go", runtime.Version())
 	line("platform", runtime.GOOS+"/"+runtime.GOARCH)
 	line("gomaxprocs", fmt.Sprint(runtime.GOMAXPROCS(0)))

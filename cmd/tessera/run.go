@@ -47,7 +47,7 @@ type runOptions struct {
 	// TESSERA_PROFILE (replacing inherited ones); "" leaves them as they are.
 	TraceDir, TraceFormat, Profile string
 
-	// Parcelport, from --parcelport: tcp, nbio or shm, passed to the
+	// Parcelport, from --parcelport: tcp, nbio, shm or ucx, passed to the
 	// localities as TESSERA_PARCELPORT; "" leaves it as it is.
 	Parcelport string
 
@@ -94,8 +94,8 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("--grace must not be negative, not %v", o.Grace)
 	case o.Profile != "" && o.Profile != "screen" && o.Profile != "csv":
 		return fmt.Errorf("--profile must be screen or csv, not %q", o.Profile)
-	case o.Parcelport != "" && o.Parcelport != runtime.ParcelportTCP && o.Parcelport != runtime.ParcelportNBIO && o.Parcelport != runtime.ParcelportSHM:
-		return fmt.Errorf("--parcelport must be %s, %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, runtime.ParcelportSHM, o.Parcelport)
+	case o.Parcelport != "" && o.Parcelport != runtime.ParcelportTCP && o.Parcelport != runtime.ParcelportNBIO && o.Parcelport != runtime.ParcelportSHM && o.Parcelport != runtime.ParcelportUCX:
+		return fmt.Errorf("--parcelport must be %s, %s, %s or %s, not %q", runtime.ParcelportTCP, runtime.ParcelportNBIO, runtime.ParcelportSHM, runtime.ParcelportUCX, o.Parcelport)
 	case o.Progress != "" && o.Progress != runtime.ProgressNameBlock && o.Progress != runtime.ProgressNamePoll:
 		return fmt.Errorf("--progress must be %s or %s, not %q", runtime.ProgressNameBlock, runtime.ProgressNamePoll, o.Progress)
 	case o.Bind != "" && o.Bind != bindNone && o.Bind != bindCore:

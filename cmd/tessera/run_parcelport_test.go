@@ -30,7 +30,7 @@ func TestParseRunParcelport(t *testing.T) {
 	}
 	stderr.Reset()
 	if _, err := parseRunArgs([]string{"-n", "2", "--parcelport", "udp", "prog"}, &stderr); err == nil ||
-		!strings.Contains(stderr.String(), `--parcelport must be tcp, nbio or shm, not "udp"`) {
+		!strings.Contains(stderr.String(), `--parcelport must be tcp, nbio, shm or ucx, not "udp"`) {
 		t.Errorf("tessera run --parcelport udp: %v, stderr %q", err, stderr.String())
 	}
 }
