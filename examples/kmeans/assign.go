@@ -23,9 +23,11 @@ const blockRows = 512
 func assign(ctx context.Context, rt *runtime.Runtime, local, centres, labels []float64, k, d int, part []float64) error {
 	rows := len(local) / d
 	norms := make([]float64, k)
+	ct := make([]float64, d*k) // the centres as columns: the product's kernel wants no transpose
 	for c := range k {
-		for _, v := range centres[c*d : (c+1)*d] {
+		for j, v := range centres[c*d : (c+1)*d] {
 			norms[c] += v * v
+			ct[j*k+c] = v
 		}
 	}
 	nb := (rows + blockRows - 1) / blockRows
@@ -34,7 +36,7 @@ func assign(ctx context.Context, rt *runtime.Runtime, local, centres, labels []f
 	for b := range nb {
 		tasks = append(tasks, runtime.SpawnNamed(ctx, rt, "kmeans.assign", func(ctx context.Context) (struct{}, error) {
 			r0, r1 := b*blockRows, min((b+1)*blockRows, rows)
-			parts[b] = assignBlock(local[r0*d:r1*d], centres, norms, labels[r0:r1], k, d)
+			parts[b] = assignBlock(local[r0*d:r1*d], ct, norms, labels[r0:r1], k, d)
 			return struct{}{}, nil
 		}))
 	}
@@ -49,19 +51,21 @@ func assign(ctx context.Context, rt *runtime.Runtime, local, centres, labels []f
 	return nil
 }
 
-// assignBlock is assign for one block of points x; it returns the block's
-// sums, counts and changed labels.
-func assignBlock(x, centres, norms, labels []float64, k, d int) []float64 {
+// assignBlock is assign for one block of points x, against the centres as
+// the columns of ct (d x k); it returns the block's sums, counts and
+// changed labels.
+func assignBlock(x, ct, norms, labels []float64, k, d int) []float64 {
 	n := len(x) / d
 	part := make([]float64, k*d+k+1)
 	prod := make([]float64, n*k) // x · centresᵀ
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
 		blas64.General{Rows: n, Cols: d, Stride: d, Data: x},
-		blas64.General{Rows: k, Cols: d, Stride: d, Data: centres}, 0,
+		blas64.General{Rows: d, Cols: k, Stride: k, Data: ct}, 0,
 		blas64.General{Rows: n, Cols: k, Stride: k, Data: prod})
 	for i := range n {
+		row := prod[i*k : i*k+k]
 		best, bestDist := 0, math.Inf(1)
-		for c, g := range prod[i*k : (i+1)*k] {
+		for c, g := range row {
 			if v := norms[c] - 2*g; v < bestDist {
 				best, bestDist = c, v
 			}
@@ -70,9 +74,11 @@ func assignBlock(x, centres, norms, labels []float64, k, d int) []float64 {
 			part[k*d+k]++
 			labels[i] = float64(best)
 		}
-		s := part[best*d : (best+1)*d]
-		for j, v := range x[i*d : (i+1)*d] {
-			s[j] += v
+		s := part[best*d : best*d+d]
+		xi := x[i*d : i*d+d]
+		xi = xi[:len(s)]
+		for j := range s {
+			s[j] += xi[j]
 		}
 		part[k*d+best]++
 	}
