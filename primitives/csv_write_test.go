@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func TestWriteCSV(t *testing.T) {
 			return nil
 		})
 	})
-	py := pythonWith(t, "numpy")
+	py := jobtest.Python(t, "numpy")
 	check := `
 import sys, numpy as np
 a = np.loadtxt(sys.argv[1], delimiter=',', comments='#')

@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // to 4 localities in every tiling, writes them back from every tiling and
 // has NumPy load what Tessera wrote.
 func TestNPYRoundTripWithNumPy(t *testing.T) {
-	py := pythonWith(t, "numpy")
+	py := jobtest.Python(t, "numpy")
 	dir := t.TempDir()
 	save := `
 import sys, numpy as np

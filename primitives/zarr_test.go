@@ -3,6 +3,7 @@ package primitives
 import (
 	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,23 +23,6 @@ func exactData(shape []int) []float64 {
 		out[g] = float64(g)/4 - 3
 	}
 	return out
-}
-
-// pythonWith returns a python3 that imports the modules, or skips the test
-// (fails it under CI=true) naming what is missing.
-func pythonWith(t *testing.T, modules ...string) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import "+strings.Join(modules, ", ")).Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with " + strings.Join(modules, ", ") + " (Debian: python3-zarr python3-dask python3-numpy; scripts/test-deps.sh installs them)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
 }
 
 // TestZarrRoundTrip writes every shape and tiling with several chunk
@@ -89,7 +73,7 @@ func TestZarrRoundTrip(t *testing.T) {
 // reads on 1 to 4 localities, and reads with zarr and
 // dask.array.from_zarr what Tessera writes.
 func TestZarrWithPython(t *testing.T) {
-	py := pythonWith(t, "zarr", "dask.array", "numpy")
+	py := jobtest.Python(t, "zarr", "dask.array", "numpy")
 	dir := t.TempDir()
 	write := `
 import sys, os, zarr, numpy as np

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"math"
 	"os"
 	"os/exec"
@@ -13,44 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
-
-// python returns a python3 with numpy, zarr and scikit-learn, or skips the
-// test (fails it under CI=true).
-func python(t *testing.T) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import numpy, zarr, sklearn").Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with numpy, zarr and sklearn (Debian: python3-numpy python3-zarr python3-sklearn; scripts/test-deps.sh installs them)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// build compiles the launcher and this program.
-func build(t *testing.T) (tessera, prog string) {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/tessera-amt/tessera/cmd/tessera", ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "tessera"), filepath.Join(dir, "kmeans")
-}
-
-// launch runs `tessera run -n n kmeans args...`.
-func launch(t *testing.T, tessera, prog string, n int, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, tessera, append([]string{"run", "-n", fmt.Sprint(n), prog}, args...)...).CombinedOutput()
-	return string(out), err
-}
 
 // reference makes the data and scikit-learn's answer.
 const reference = `
@@ -89,8 +52,8 @@ print('ok', rel)
 // the same iterations: 4 that stop before convergence and 100 that reach
 // it.
 func TestMatchesScikitLearn(t *testing.T) {
-	py := python(t)
-	tessera, prog := build(t)
+	py := jobtest.Python(t, "numpy", "zarr", "sklearn")
+	tessera, prog := jobtest.BuildWithLauncher(t, "kmeans")
 	// --help is a request, not an error: exit 0 and the flags listed.
 	if out, err := exec.Command(prog, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "-iterations") {
 		t.Errorf("kmeans --help: %v, output:\n%s\nwant exit 0 and the flags", err, out)
@@ -111,7 +74,7 @@ func TestMatchesScikitLearn(t *testing.T) {
 		}
 		for _, n := range []int{1, 3} {
 			out := filepath.Join(dir, fmt.Sprint("out-", n))
-			text, err := launch(t, tessera, prog, n, "--input", filepath.Join(dir, "X.npy"), "--init", filepath.Join(dir, "init.npy"),
+			text, err := jobtest.Launch(t, tessera, prog, n, "--input", filepath.Join(dir, "X.npy"), "--init", filepath.Join(dir, "init.npy"),
 				"--iterations", fmt.Sprint(iters), "--output", out)
 			if err != nil {
 				t.Fatalf("%d localities, %d iterations: %v\n%s", n, iters, err, text)
@@ -139,7 +102,7 @@ func TestMatchesScikitLearn(t *testing.T) {
 
 // TestBadInput: each problem ends the job with a message naming it.
 func TestBadInput(t *testing.T) {
-	tessera, prog := build(t)
+	tessera, prog := jobtest.BuildWithLauncher(t, "kmeans")
 	dir := t.TempDir()
 	f4 := filepath.Join(dir, "f4.zarr")
 	os.MkdirAll(f4, 0o755)
@@ -158,7 +121,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--input", points, "--k", "60"}, "--k 60"},
 		{[]string{"--input", points, "--init", f4}, "f4.zarr"},
 	} {
-		out, err := launch(t, tessera, prog, 2, c.args...)
+		out, err := jobtest.Launch(t, tessera, prog, 2, c.args...)
 		if err == nil || !strings.Contains(out, c.want) {
 			t.Errorf("kmeans %q: %v, output:\n%s\nwant a failure naming %q", c.args, err, out, c.want)
 		}

@@ -2,52 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
-
-// python returns a python3 with numpy and zarr, or skips the test (fails
-// it under CI=true).
-func python(t *testing.T) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import numpy, zarr").Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with numpy and zarr (Debian: python3-numpy python3-zarr; scripts/test-deps.sh installs them)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// build compiles the launcher and this program.
-func build(t *testing.T) (tessera, prog string) {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/tessera-amt/tessera/cmd/tessera", ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "tessera"), filepath.Join(dir, "logreg")
-}
-
-// launch runs `tessera run -n n logreg args...`.
-func launch(t *testing.T, tessera, prog string, n int, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, tessera, append([]string{"run", "-n", fmt.Sprint(n), prog}, args...)...).CombinedOutput()
-	return string(out), err
-}
 
 // reference writes the data (X as Zarr with Python zarr's default
 // compressor, y as .npy, both together as .csv with the label last) and
@@ -91,8 +54,8 @@ print('ok', diff)
 // with .npy labels and on a CSV with the labels last: the weights are
 // within 1e-8 of NumPy's after the same steps, and the accuracy is NumPy's.
 func TestMatchesNumPy(t *testing.T) {
-	py := python(t)
-	tessera, prog := build(t)
+	py := jobtest.Python(t, "numpy", "zarr")
+	tessera, prog := jobtest.BuildWithLauncher(t, "logreg")
 	if out, err := exec.Command(prog, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "-steps") {
 		t.Errorf("logreg --help: %v, output:\n%s\nwant exit 0 and the flags", err, out)
 	}
@@ -112,7 +75,7 @@ func TestMatchesNumPy(t *testing.T) {
 		{2, []string{"--input", filepath.Join(dir, "data.csv")}},
 	} {
 		out := filepath.Join(dir, fmt.Sprintf("out-%d-%d", c.n, len(c.input)))
-		text, err := launch(t, tessera, prog, c.n, append(c.input, "--steps", steps, "--rate", rate, "--intercept", "--output", out)...)
+		text, err := jobtest.Launch(t, tessera, prog, c.n, append(c.input, "--steps", steps, "--rate", rate, "--intercept", "--output", out)...)
 		if err != nil {
 			t.Fatalf("%d localities %q: %v\n%s", c.n, c.input, err, text)
 		}
@@ -134,7 +97,7 @@ func TestMatchesNumPy(t *testing.T) {
 		{[]string{"--input", filepath.Join(dir, "X.zarr"), "--labels", bad}, "want one label per sample"},
 		{[]string{"--input", filepath.Join(dir, "X.zarr"), "--rate", "0"}, "--rate 0"},
 	} {
-		text, err := launch(t, tessera, prog, 2, c.args...)
+		text, err := jobtest.Launch(t, tessera, prog, 2, c.args...)
 		if err == nil || !strings.Contains(text, c.want) {
 			t.Errorf("logreg %q: %v, output:\n%s\nwant a failure naming %q", c.args, err, text, c.want)
 		}

@@ -2,51 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-// python returns a python3 with numpy, zarr and scikit-learn, or skips the
-// test (fails it under CI=true).
-func python(t *testing.T) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import numpy, zarr, sklearn").Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with numpy, zarr and sklearn (Debian: python3-numpy python3-zarr python3-sklearn; scripts/test-deps.sh installs them)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// build compiles the launcher and this program.
-func build(t *testing.T) (tessera, prog string) {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/tessera-amt/tessera/cmd/tessera", ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "tessera"), filepath.Join(dir, "pca")
-}
-
-// launch runs `tessera run -n n pca args...`.
-func launch(t *testing.T, tessera, prog string, n int, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, tessera, append([]string{"run", "-n", fmt.Sprint(n), prog}, args...)...).CombinedOutput()
-	return string(out), err
-}
 
 // data writes a tall, skinny matrix of correlated columns as CSV.
 const data = `
@@ -88,8 +51,8 @@ print('ok', diff, rel, sd)
 // PCA(svd_solver="full"), the variances, mean, components (up to sign)
 // and scores too.
 func TestMatchesScikitLearn(t *testing.T) {
-	py := python(t)
-	tessera, prog := build(t)
+	py := jobtest.Python(t, "numpy", "zarr", "sklearn")
+	tessera, prog := jobtest.BuildWithLauncher(t, "pca")
 	if out, err := exec.Command(prog, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "-components") {
 		t.Errorf("pca --help: %v, output:\n%s\nwant exit 0 and the flags", err, out)
 	}
@@ -99,7 +62,7 @@ func TestMatchesScikitLearn(t *testing.T) {
 	}
 	for _, c := range []struct{ n, k int }{{1, 7}, {2, 4}, {3, 7}} {
 		out := filepath.Join(dir, fmt.Sprintf("out-%d-%d", c.n, c.k))
-		text, err := launch(t, tessera, prog, c.n, "--input", filepath.Join(dir, "X.csv"), "--components", fmt.Sprint(c.k), "--output", out, "--scores")
+		text, err := jobtest.Launch(t, tessera, prog, c.n, "--input", filepath.Join(dir, "X.csv"), "--components", fmt.Sprint(c.k), "--output", out, "--scores")
 		if err != nil {
 			t.Fatalf("%d localities: %v\n%s", c.n, err, text)
 		}
@@ -120,7 +83,7 @@ func TestMatchesScikitLearn(t *testing.T) {
 		{[]string{"--input", filepath.Join(dir, "X.csv"), "--scores"}, "--scores needs --output"},
 		{[]string{"--input", filepath.Join(dir, "absent.zarr")}, "absent.zarr"},
 	} {
-		text, err := launch(t, tessera, prog, 1, c.args...)
+		text, err := jobtest.Launch(t, tessera, prog, 1, c.args...)
 		if err == nil || !strings.Contains(text, c.want) {
 			t.Errorf("pca %q: %v, output:\n%s\nwant a failure naming %q", c.args, err, text, c.want)
 		}

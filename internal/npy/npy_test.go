@@ -3,6 +3,7 @@ package npy
 import (
 	"bytes"
 	"fmt"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,25 +12,10 @@ import (
 	"testing"
 )
 
-func python(t *testing.T) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import numpy").Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with numpy (Debian: python3-numpy; scripts/test-deps.sh installs it)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
 // TestNumPyFiles has NumPy save arrays and reads their headers and data
 // here, and the other way round.
 func TestNumPyFiles(t *testing.T) {
-	py := python(t)
+	py := jobtest.Python(t, "numpy")
 	dir := t.TempDir()
 	script := `
 import sys, numpy as np

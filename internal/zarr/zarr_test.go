@@ -2,6 +2,7 @@ package zarr
 
 import (
 	"encoding/binary"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"math"
 	"os"
 	"os/exec"
@@ -9,23 +10,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// python returns a python3 that imports the modules, or skips (fails under
-// CI=true) naming what is missing.
-func python(t *testing.T, modules ...string) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import "+strings.Join(modules, ", ")).Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with " + strings.Join(modules, ", ") + " (Debian: python3-zarr python3-numpy; scripts/test-deps.sh installs them)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 func values(n int) []float64 {
 	v := make([]float64, n)
@@ -109,7 +93,7 @@ func TestParseMetaRejects(t *testing.T) {
 // compressor (Blosc, lz4, byte shuffle) and others, and decodes every
 // chunk file here.
 func TestPythonChunksDecode(t *testing.T) {
-	py := python(t, "zarr", "numcodecs", "numpy")
+	py := jobtest.Python(t, "zarr", "numcodecs", "numpy")
 	dir := t.TempDir()
 	script := `
 import sys, zarr, numcodecs, numpy as np
@@ -200,7 +184,7 @@ func checkChunk(t *testing.T, name string, m Meta, idx []int, vals []float64) {
 // TestPythonReadsGoChunks writes arrays here with every compressor and has
 // Python zarr read them back.
 func TestPythonReadsGoChunks(t *testing.T) {
-	py := python(t, "zarr", "numcodecs", "numpy")
+	py := jobtest.Python(t, "zarr", "numcodecs", "numpy")
 	dir := t.TempDir()
 	var c Codec
 	for _, comp := range []*Compressor{nil, {ID: "zlib", Level: 1}, {ID: "gzip", Level: 1}, {ID: "zstd", Level: 1}} {
