@@ -23,10 +23,11 @@ var testKinds = []annotate.Kind{annotate.Row, annotate.Column, annotate.Page, an
 // runJob runs body on every locality of a job of n localities in this
 // process, each with its Env. Released tiles are poisoned (NaN): a
 // primitive that reads memory it gave back reads NaN, not another
-// array's data.
+// array's data. The bound on the job only catches a hang: the heaviest
+// tests take over 10 s under -race on a loaded 2-core machine.
 func runJob(t *testing.T, n int, body func(ctx context.Context, e *Env) error) {
 	t.Helper()
-	runJobWith(t, n, 20*time.Second, runtime.Config{PoisonReleased: true}, body)
+	runJobWith(t, n, 2*time.Minute, runtime.Config{PoisonReleased: true}, body)
 }
 
 // runJobWith is runJob with a bound on the whole job (generous: it only
