@@ -35,7 +35,7 @@ import (
 //
 // Waiting: a poll-mode locality spins up to nodePollSpin; a blocking one
 // tries nodeBlockTries times, then gives its lane back and sleeps on the
-// board's futex, nodeSleep at most, checking between sleeps whether the
+// slot's futex words, nodeSleep at most, checking between sleeps whether the
 // generation or the locality failed (a dead peer fails the locality).
 
 const (
@@ -320,8 +320,9 @@ func (r *opRun) nodeFailed() error {
 	return err
 }
 
-// nodeWait waits until ready: it spins, then sleeps without its lane.
-func (r *opRun) nodeWait(b *nodeRegion, ready func() bool) error {
+// nodeWait waits until ready: it spins, then gives its lane back and
+// sleeps, one sleep at most d at a time, until sleep(d) says it is ready.
+func (r *opRun) nodeWait(ready func() bool, sleep func(d time.Duration) bool) error {
 	if ready() {
 		return nil
 	}
@@ -352,7 +353,7 @@ func (r *opRun) nodeWait(b *nodeRegion, ready func() bool) error {
 		}()
 	}
 	checked := time.Now()
-	for !b.Sleep(ready, nodeSleep) {
+	for !sleep(nodeSleep) {
 		if now := time.Now(); now.Sub(checked) >= nodeSleep {
 			checked = now
 			if err := r.nodeFailed(); err != nil {
@@ -387,7 +388,7 @@ func (r *opRun) header() nodecoll.Header {
 func (r *opRun) publish(b *nodeRegion, h nodecoll.Header, data []float64) error {
 	mine := b.Slot(r.c.here, r.gen)
 	if !mine.Claim() {
-		if err := r.nodeWait(b, mine.Claim); err != nil {
+		if err := r.nodeWait(mine.Claim, mine.SleepClaim); err != nil {
 			return err
 		}
 	}
@@ -399,7 +400,10 @@ func (r *opRun) publish(b *nodeRegion, h nodecoll.Header, data []float64) error 
 func (r *opRun) arrived(b *nodeRegion, s int) (nodecoll.Slot, error) {
 	sl := b.Slot(s, r.gen)
 	if !sl.Holds(r.gen) {
-		if err := r.nodeWait(b, func() bool { return sl.Holds(r.gen) }); err != nil {
+		gen := r.gen
+		ready := func() bool { return sl.Holds(gen) }
+		sleep := func(d time.Duration) bool { return sl.SleepArrival(gen, d) }
+		if err := r.nodeWait(ready, sleep); err != nil {
 			return sl, err
 		}
 	}

@@ -3,9 +3,10 @@
 // one machine: a Board laid over the region's bytes, with a slot per site
 // and generation where a site publishes its contribution, sequence numbers
 // that say which generation a slot holds, counts of the readers a slot
-// still waits for, and one bell (a futex word) that every change rings. It
-// has no goroutines and takes no locks; the runtime decides when to spin,
-// sleep and give up.
+// still waits for, and futex words that a sleeper waits on: a slot's
+// arrivals and its last consumption wake only the sleepers of that slot.
+// It has no goroutines and takes no locks; the runtime decides when to
+// spin, sleep and give up.
 //
 // A slot is reused every Entries generations. Its writer claims it only
 // once every reader of its previous contents has consumed them (Left is
@@ -30,9 +31,8 @@ const (
 	Entries = 32
 	// slotHead is the bytes of a slot's header, before its data.
 	slotHead = 64
-	// boardHead is the bytes before the first slot: the bell and the
-	// count of sleepers, on cache lines of their own.
-	boardHead = 128
+	// boardHead is the bytes before the first slot.
+	boardHead = 64
 	// writing marks a slot's Left while its writer fills it.
 	writing = ^uint32(0)
 )
@@ -58,11 +58,9 @@ func stride(room int) int { return slotHead + (room+63)&^63 }
 
 // Board is the protocol over one region, as one process maps it.
 type Board struct {
-	mem      []byte
-	sites    int
-	room     int
-	bell     *atomic.Uint32
-	sleepers *atomic.Uint32
+	mem   []byte
+	sites int
+	room  int
 }
 
 // New lays a board of sites sites, room bytes of data per slot, over mem,
@@ -76,13 +74,7 @@ func New(mem []byte, sites, room int) (*Board, error) {
 	if uintptr(unsafe.Pointer(&mem[0]))%64 != 0 {
 		return nil, fmt.Errorf("nodecoll: a board's memory must be aligned to 64 bytes")
 	}
-	return &Board{
-		mem:      mem,
-		sites:    sites,
-		room:     room,
-		bell:     (*atomic.Uint32)(unsafe.Pointer(&mem[0])),
-		sleepers: (*atomic.Uint32)(unsafe.Pointer(&mem[64])),
-	}, nil
+	return &Board{mem: mem, sites: sites, room: room}, nil
 }
 
 // Room returns the bytes of data a slot holds.
@@ -94,13 +86,16 @@ func (b *Board) Sites() int { return b.sites }
 // Slot is site's slot for one generation: a view of the board's memory.
 type Slot struct {
 	seq   *atomic.Uint64
-	left  *atomic.Uint32
-	op    *uint32
-	flag  *uint32
-	root  *uint32
-	count *uint64
-	data  unsafe.Pointer
-	room  int
+	seq32 *atomic.Uint32 // seq's low half, written after it: the arrivals' futex word
+	left  *atomic.Uint32 // the claims' futex word
+	// sleepers on seq32 and on left
+	arrivalSleepers, claimSleepers *atomic.Uint32
+	op                             *uint32
+	flag                           *uint32
+	root                           *uint32
+	count                          *uint64
+	data                           unsafe.Pointer
+	room                           int
 }
 
 // Slot returns site's slot for generation gen.
@@ -114,8 +109,12 @@ func (b *Board) Slot(site int, gen uint64) Slot {
 		flag:  (*uint32)(unsafe.Add(p, 16)),
 		root:  (*uint32)(unsafe.Add(p, 20)),
 		count: (*uint64)(unsafe.Add(p, 24)),
+		seq32: (*atomic.Uint32)(unsafe.Add(p, 32)),
 		data:  unsafe.Add(p, slotHead),
-		room:  b.room,
+
+		arrivalSleepers: (*atomic.Uint32)(unsafe.Add(p, 36)),
+		claimSleepers:   (*atomic.Uint32)(unsafe.Add(p, 40)),
+		room:            b.room,
 	}
 }
 
@@ -124,8 +123,8 @@ func (b *Board) Slot(site int, gen uint64) Slot {
 func (s Slot) Claim() bool { return s.left.CompareAndSwap(0, writing) }
 
 // Publish fills a claimed slot with h and data (at most the room) for
-// generation gen, which readers sites then read; it rings the board's
-// bell.
+// generation gen, which readers sites then read, and wakes the sleepers
+// that wait for it.
 func (b *Board) Publish(s Slot, gen uint64, h Header, data []float64, readers int) {
 	if 8*len(data) > s.room {
 		panic(fmt.Sprintf("nodecoll: %d float64s in a slot of %d bytes", len(data), s.room))
@@ -136,7 +135,10 @@ func (b *Board) Publish(s Slot, gen uint64, h Header, data []float64, readers in
 	}
 	s.left.Store(uint32(readers))
 	s.seq.Store(gen) // after the contents: a reader that sees gen sees them
-	b.Ring()
+	s.seq32.Store(uint32(gen))
+	if s.arrivalSleepers.Load() > 0 {
+		shm.FutexWake(s.seq32, 1<<30)
+	}
 }
 
 // Holds reports whether the slot holds generation gen.
@@ -157,32 +159,37 @@ func (s Slot) Data(n int) []float64 {
 }
 
 // Consume tells the writer that this reader is done with the slot; the
-// last reader rings the bell, for a writer waiting to reuse it.
+// last reader wakes a writer waiting to reuse it.
 func (b *Board) Consume(s Slot) {
-	if s.left.Add(^uint32(0)) == 0 {
-		b.Ring()
+	if s.left.Add(^uint32(0)) == 0 && s.claimSleepers.Load() > 0 {
+		shm.FutexWake(s.left, 1<<30)
 	}
 }
 
-// Ring tells the sleepers that something changed.
-func (b *Board) Ring() {
-	b.bell.Add(1)
-	if b.sleepers.Load() > 0 {
-		shm.FutexWake(b.bell, 1<<30)
-	}
-}
-
-// Sleep waits until ready returns true, the bell rings, or timeout passes,
-// and returns ready's answer. A ring between ready's answer and the sleep
-// is not lost: the sleep starts only while the bell holds the value read
-// before ready was asked.
-func (b *Board) Sleep(ready func() bool, timeout time.Duration) bool {
-	rung := b.bell.Load()
-	if ready() {
+// SleepArrival waits until the slot holds generation gen, or for a wake
+// or timeout, and reports whether it holds gen. A publication between the
+// look and the sleep is not lost: the sleep starts only while the futex
+// word holds the value read before the look.
+func (s Slot) SleepArrival(gen uint64, timeout time.Duration) bool {
+	v := s.seq32.Load()
+	if s.Holds(gen) {
 		return true
 	}
-	b.sleepers.Add(1)
-	shm.FutexWait(b.bell, rung, timeout)
-	b.sleepers.Add(^uint32(0))
-	return ready()
+	s.arrivalSleepers.Add(1)
+	shm.FutexWait(s.seq32, v, timeout)
+	s.arrivalSleepers.Add(^uint32(0))
+	return s.Holds(gen)
+}
+
+// SleepClaim is Claim that waits, as SleepArrival does, for the last
+// reader's Consume when the slot is still held.
+func (s Slot) SleepClaim(timeout time.Duration) bool {
+	v := s.left.Load()
+	if v == 0 && s.Claim() {
+		return true
+	}
+	s.claimSleepers.Add(1)
+	shm.FutexWait(s.left, v, timeout)
+	s.claimSleepers.Add(^uint32(0))
+	return s.Claim()
 }

@@ -18,11 +18,11 @@ func boardMem(sites, room int) []byte {
 	return b[off : off+n]
 }
 
-// wait sleeps on the bell until ready, with a long timeout: a lost wake-up
-// shows as a stall that fails the test.
-func wait(t *testing.T, b *Board, ready func() bool, what string) {
+// wait sleeps until sleep says it is ready, with a long timeout: a lost
+// wake-up shows as a stall that fails the test.
+func wait(sleep func(time.Duration) bool, what string) {
 	deadline := time.Now().Add(20 * time.Second)
-	for !b.Sleep(ready, 5*time.Second) {
+	for !sleep(5 * time.Second) {
 		if time.Now().After(deadline) {
 			panic("stalled waiting for " + what)
 		}
@@ -32,7 +32,7 @@ func wait(t *testing.T, b *Board, ready func() bool, what string) {
 // Every site publishes, then reduces all slots in site order, and sleeps
 // on the bell whenever a slot is not there yet: many generations, random
 // pauses, so slots are reused while slow readers still hold them and
-// wakes race with sleeps.
+// wakes race with sleeps (a lost wake-up stalls for seconds and panics).
 func TestBoardAllReduceManyGenerations(t *testing.T) {
 	for _, sites := range []int{1, 2, 3, 5} {
 		t.Run(fmt.Sprint(sites), func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestBoardAllReduceManyGenerations(t *testing.T) {
 							time.Sleep(time.Duration(rng.IntN(50)) * time.Microsecond)
 						}
 						mine := b.Slot(me, g)
-						wait(t, b, mine.Claim, fmt.Sprintf("site %d's slot of generation %d", me, g))
+						wait(mine.SleepClaim, fmt.Sprintf("site %d's slot of generation %d", me, g))
 						in := []float64{float64(g), float64(me + 1), 0.1 * float64(me)}
 						b.Publish(mine, g, Header{Op: 1, Count: 3}, in, sites-1)
 						acc := make([]float64, 3)
@@ -64,7 +64,7 @@ func TestBoardAllReduceManyGenerations(t *testing.T) {
 							src := in
 							if s != me {
 								sl := b.Slot(s, g)
-								wait(t, b, func() bool { return sl.Holds(g) }, fmt.Sprintf("site %d in generation %d", s, g))
+								wait(func(d time.Duration) bool { return sl.SleepArrival(g, d) }, fmt.Sprintf("site %d in generation %d", s, g))
 								if h := sl.Header(); h.Op != 1 || h.Count != 3 {
 									panic(fmt.Sprintf("site %d's header in generation %d: %+v", s, g, h))
 								}
@@ -114,14 +114,14 @@ func TestBoardRootRunsAhead(t *testing.T) {
 			for g := uint64(1); g <= gens; g++ {
 				sl := b.Slot(0, g)
 				if me == 0 {
-					wait(t, b, sl.Claim, "the root's slot")
+					wait(sl.SleepClaim, "the root's slot")
 					b.Publish(sl, g, Header{Op: 2, Count: 1}, []float64{float64(g) * 3}, sites-1)
 					continue
 				}
 				if g%100 == 0 {
 					time.Sleep(time.Millisecond) // the root fills every slot meanwhile
 				}
-				wait(t, b, func() bool { return sl.Holds(g) }, "the root's data")
+				wait(func(d time.Duration) bool { return sl.SleepArrival(g, d) }, "the root's data")
 				if v := sl.Data(1)[0]; v != float64(g)*3 {
 					panic(fmt.Sprintf("site %d, generation %d: %v, want %v", me, g, v, float64(g)*3))
 				}
