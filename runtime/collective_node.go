@@ -44,6 +44,9 @@ const (
 	nodeMaxBytes = 4 << 10
 	// nodePollSpin bounds the spinning of a poll-mode wait before it sleeps.
 	nodePollSpin = 1 * time.Millisecond
+	// nodeYieldTaken: a sched_yield that gave the core away this long
+	// ends a poll-mode spin.
+	nodeYieldTaken = 20 * time.Microsecond
 	// nodeBlockTries is how often a blocking wait looks before it sleeps.
 	nodeBlockTries = 32
 	// nodeSleep bounds one sleep, between checks for a failure.
@@ -327,14 +330,26 @@ func (r *opRun) nodeWait(ready func() bool, sleep func(d time.Duration) bool) er
 		return nil
 	}
 	if r.c.rt.cfg.Progress == ProgressPoll {
+		// As the shm parcelport's rings: the process's goroutines and the
+		// machine's threads get the core between looks, and a
+		// sched_yield that gave it away for long ends the spin (the
+		// cores are shared: spinning on would keep the site waited for
+		// off them).
 		start := time.Now()
 		for try := 1; ; try++ {
 			goruntime.Gosched()
 			if ready() {
 				return nil
 			}
-			if try%64 == 0 && time.Since(start) > nodePollSpin {
-				break
+			if try%4 == 0 {
+				t0 := time.Now()
+				nodecoll.Yield()
+				if now := time.Now(); now.Sub(t0) >= nodeYieldTaken || now.Sub(start) >= nodePollSpin {
+					break
+				}
+				if ready() {
+					return nil
+				}
 			}
 		}
 	} else {
