@@ -48,7 +48,7 @@ const (
 	// ends a poll-mode spin.
 	nodeYieldTaken = 20 * time.Microsecond
 	// nodeBlockTries is how often a blocking wait looks before it sleeps.
-	nodeBlockTries = 32
+	nodeBlockTries = 4
 	// nodeSleep bounds one sleep, between checks for a failure.
 	nodeSleep = 20 * time.Millisecond
 	// nodeViaParcels is a Broadcast slot's flag: the data goes by parcels.
@@ -323,6 +323,14 @@ func (r *opRun) nodeFailed() error {
 	return err
 }
 
+// genFailed tells whether generation gen of the communicator failed.
+func (r *opRun) genFailed(gen uint64) bool {
+	m := &r.c.rt.coll
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return r.c.box.slots.Failed(gen) != nil
+}
+
 // nodeWait waits until ready: it spins, then gives its lane back and
 // sleeps, one sleep at most d at a time, until sleep(d) says it is ready.
 func (r *opRun) nodeWait(ready func() bool, sleep func(d time.Duration) bool) error {
@@ -403,7 +411,16 @@ func (r *opRun) header() nodecoll.Header {
 func (r *opRun) publish(b *nodeRegion, h nodecoll.Header, data []float64) error {
 	mine := b.Slot(r.c.here, r.gen)
 	if !mine.Claim() {
-		if err := r.nodeWait(mine.Claim, mine.SleepClaim); err != nil {
+		sleep := func(d time.Duration) bool {
+			if mine.SleepClaim(d) {
+				return true
+			}
+			// The readers of a generation that failed everywhere (a
+			// mismatch, a cancelled reservation) gave it up unread.
+			last := mine.Gen()
+			return last != 0 && last != r.gen && r.genFailed(last) && mine.Reclaim()
+		}
+		if err := r.nodeWait(mine.Claim, sleep); err != nil {
 			return err
 		}
 	}

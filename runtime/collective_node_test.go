@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/runtime/internal/nodecoll"
 )
 
 // onBoard tells whether c's operations go through the machine's shared
@@ -146,7 +148,8 @@ func TestNodeAllReduceManyGenerations(t *testing.T) {
 }
 
 // Calls that disagree on the board fail on every site with a
-// MismatchError, and the job goes on.
+// MismatchError, and the communicator goes on: the slots the failed
+// generation left unread are taken again when their turn comes.
 func TestNodeMismatch(t *testing.T) {
 	runComm(t, 3, 0, func(ctx context.Context, rt *Runtime, c *Communicator) error {
 		if _, err := c.AllReduce(ctx, []float64{1}, ReduceSum).Get(ctx); err != nil {
@@ -162,6 +165,12 @@ func TestNodeMismatch(t *testing.T) {
 		var me *MismatchError
 		if !errors.As(err, &me) || me.Generation != 2 || !strings.Contains(err.Error(), "with 2 elements") {
 			return fmt.Errorf("site %d: mismatched AllReduce: %v, want a MismatchError in generation 2 naming 2 elements", c.Site(), err)
+		}
+		for g := range 3 * nodecoll.Entries {
+			v, err := c.AllReduce(ctx, []float64{float64(g + c.Site())}, ReduceSum).Get(ctx)
+			if err != nil || v[0] != float64(3*g+3) {
+				return fmt.Errorf("site %d, %d generations after the mismatch: %v, %v; want [%d]", c.Site(), g+1, v, err, 3*g+3)
+			}
 		}
 		return nil
 	})

@@ -4,6 +4,8 @@
 //	allreduce1     AllReduce (sum) of one float64
 //	allreduce1mib  AllReduce (sum) of 1 MiB (131,072 float64) per site
 //	allgather1mib  AllGather of 1 MiB per site (4 MiB result on 4 sites)
+//	allreduce4kib  AllReduce (sum) of 4 KiB (512 float64), the largest
+//	               that goes through the machine's shared memory
 //	barrier        Barrier
 //	broadcast1     Broadcast of one float64 from site 0
 //
@@ -125,6 +127,9 @@ func main() {
 		}
 		const mib = 1 << 20 / 8
 		if err := measure("allreduce1", 1, *warm, *n, allreduce); err != nil {
+			return err
+		}
+		if err := measure("allreduce4kib", 512, *warm, *n, allreduce); err != nil {
 			return err
 		}
 		if err := measure("barrier", 0, *warm, *n, barrier); err != nil {

@@ -141,6 +141,17 @@ func (b *Board) Publish(s Slot, gen uint64, h Header, data []float64, readers in
 	}
 }
 
+// Gen returns the generation the slot holds or held last (0: none).
+func (s Slot) Gen() uint64 { return s.seq.Load() }
+
+// Reclaim takes the slot for writing although readers of its last
+// generation have not consumed it: for a generation that failed, whose
+// readers gave up. It reports whether it took it.
+func (s Slot) Reclaim() bool {
+	v := s.left.Load()
+	return v != writing && s.left.CompareAndSwap(v, writing)
+}
+
 // Holds reports whether the slot holds generation gen.
 func (s Slot) Holds(gen uint64) bool { return s.seq.Load() == gen }
 
