@@ -33,6 +33,10 @@ import (
 // itself when it fits, else only a flag that sends them to the
 // point-to-point tree.
 //
+// A site's slots are reused every nodecoll.Entries generations: a site
+// that issues reservations more than that many generations out of order
+// may wait for ever for a slot the others are to consume later.
+//
 // Waiting: a poll-mode locality spins up to nodePollSpin; a blocking one
 // tries nodeBlockTries times, then gives its lane back and sleeps on the
 // slot's futex words, nodeSleep at most, checking between sleeps whether the
@@ -63,6 +67,7 @@ type nodeState struct {
 	board   *nodeRegion          // the setup's result, nil before, when off or unmapped
 	pending int                  // operations started and not finished (startOp)
 	closed  bool                 // the communicator or the locality closed: unmap once none is pending
+	boards  *nodeBoards          // the locality's list, which holds this one while it is mapped
 }
 
 // nodeRegion is a board over a mapped region.
@@ -77,6 +82,7 @@ type nodeBoards struct {
 	all map[*nodeState]struct{}
 }
 
+// add lists st, under st.mu.
 func (nb *nodeBoards) add(st *nodeState) {
 	nb.mu.Lock()
 	defer nb.mu.Unlock()
@@ -84,6 +90,13 @@ func (nb *nodeBoards) add(st *nodeState) {
 		nb.all = make(map[*nodeState]struct{})
 	}
 	nb.all[st] = struct{}{}
+	st.boards = nb
+}
+
+func (nb *nodeBoards) remove(st *nodeState) {
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	delete(nb.all, st)
 }
 
 // closeAll closes every board once no operation uses it.
@@ -110,6 +123,7 @@ func (st *nodeState) unmapIfIdle() {
 	if st.closed && st.pending == 0 && st.board != nil {
 		st.board.region.Close()
 		st.board = nil
+		st.boards.remove(st)
 	}
 }
 

@@ -223,3 +223,44 @@ func TestNodeKilledLocality(t *testing.T) {
 		t.Errorf("the waits failed %v after the kill, want seconds", d)
 	}
 }
+
+// An operation started before Close finishes on the board; the region is
+// unmapped once it is done, and the locality's list of boards lets go of
+// it.
+func TestNodeBoardUnmappedAfterClose(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 3, Config{Lanes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		c, err := NewCommunicator(rt, "test.nodeclose", nil, 0)
+		if err != nil {
+			return err
+		}
+		if err := c.Barrier(ctx).Err(ctx); err != nil || !onBoard(c) {
+			return fmt.Errorf("locality %d: barrier %v, on the board %v", rt.Here(), err, onBoard(c))
+		}
+		if rt.Here() > 0 {
+			time.Sleep(50 * time.Millisecond) // locality 0 closes first
+		}
+		f := c.AllReduce(ctx, []float64{float64(rt.Here())}, ReduceSum)
+		c.Close()
+		v, err := f.Get(ctx)
+		if err != nil || v[0] != 3 {
+			return fmt.Errorf("locality %d: AllReduce started before Close: %v, %v", rt.Here(), v, err)
+		}
+		if err := waitUntil(ctx, "the board unmapped", func() bool {
+			rt.nodes.mu.Lock()
+			defer rt.nodes.mu.Unlock()
+			return !onBoard(c) && len(rt.nodes.all) == 0
+		}); err != nil {
+			return fmt.Errorf("locality %d: %w", rt.Here(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -18,13 +18,18 @@ func boardMem(sites, room int) []byte {
 	return b[off : off+n]
 }
 
-// wait sleeps until sleep says it is ready, with a long timeout: a lost
-// wake-up shows as a stall that fails the test.
+// wait sleeps until sleep says it is ready. A sleep may end early (a
+// signal), but one that lasts its whole timeout missed its wake-up: every
+// wait here ends with a publication or a consumption well within it.
 func wait(sleep func(time.Duration) bool, what string) {
-	deadline := time.Now().Add(20 * time.Second)
-	for !sleep(5 * time.Second) {
-		if time.Now().After(deadline) {
-			panic("stalled waiting for " + what)
+	const timeout = 3 * time.Second
+	for {
+		start := time.Now()
+		if sleep(timeout) {
+			return
+		}
+		if time.Since(start) >= timeout {
+			panic("lost wake-up: slept the whole timeout waiting for " + what)
 		}
 	}
 }
