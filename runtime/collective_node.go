@@ -18,8 +18,8 @@ import (
 // through a board (runtime/internal/nodecoll) in one memory region that
 // the sites map instead of through parcels: each site publishes its
 // contribution in its slot of the generation, and the readers take it
-// there. The first such operation on a site starts the setup, in
-// generation 0 of the communicator: site 0 creates the region and sends
+// there. The first such operation on a site starts the setup (on a
+// goroutine of its own), in generation 0 of the communicator: site 0 creates the region and sends
 // its name (process, descriptor, inode) to the others in the job's
 // authenticated parcels; each maps it and says whether it could; site 0
 // tells all whether every site did. If not, or when
@@ -187,7 +187,13 @@ func (r *opRun) nodeBoard() (*nodeRegion, error) {
 			return nil, nil
 		}
 		c.rt.nodes.add(st)
-		st.setup = SpawnNamed(context.Background(), c.rt, "collective node setup", c.nodeSetup)
+		// A goroutine, not a task: a site that never reaches such an
+		// operation (its reservation cancelled) leaves the others' setup
+		// waiting until the locality ends, which must not count as work
+		// in flight.
+		f := newFuture[*nodeRegion](c.rt.sched)
+		st.setup = f
+		go func() { f.set(c.nodeSetup(c.rt.ctx)) }()
 	}
 	f := st.setup
 	st.mu.Unlock()
