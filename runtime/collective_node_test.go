@@ -264,3 +264,26 @@ func TestNodeBoardUnmappedAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A reservation cancelled on one site, before any operation of the
+// communicator: the others' AllReduce, which waits for the board's setup,
+// fails with the reason, and the job still ends (the setup left waiting
+// for that site is no work in flight).
+func TestNodeCancelledReservation(t *testing.T) {
+	reason := errors.New("the input broke")
+	runComm(t, 3, 0, func(ctx context.Context, rt *Runtime, c *Communicator) error {
+		res, err := c.Reserve()
+		if err != nil {
+			return err
+		}
+		if c.Site() == 1 {
+			res.Cancel(reason)
+			return nil
+		}
+		_, err = res.AllReduce(ctx, []float64{1}, ReduceSum).Get(ctx)
+		if !errors.Is(err, reason) && (err == nil || !strings.Contains(err.Error(), reason.Error())) {
+			return fmt.Errorf("site %d: AllReduce of a cancelled generation: %v, want %q", c.Site(), err, reason)
+		}
+		return nil
+	})
+}
