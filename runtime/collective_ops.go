@@ -92,6 +92,9 @@ func (c *Communicator) allReduce(ctx context.Context, res *Reservation, data []f
 	n := uint64(len(data))
 	ring := len(data)*8 >= c.ringFrom && c.Size() > 2
 	return startOp(ctx, c, res, opAllReduce, n, n, func(r *opRun) ([]float64, error) {
+		if v, ok, err := r.nodeAllReduce(data, op); ok {
+			return v, err
+		}
 		return collective.AllReduce(r, data, combiner(op), ring)
 	})
 }
@@ -121,6 +124,9 @@ func (c *Communicator) Barrier(ctx context.Context) *Future[struct{}] {
 // barrier is Barrier in res's generation, or in the next one when res is nil.
 func (c *Communicator) barrier(ctx context.Context, res *Reservation) *Future[struct{}] {
 	return startOp(ctx, c, res, opBarrier, 0, 0, func(r *opRun) (struct{}, error) {
+		if ok, err := r.nodeBarrier(); ok {
+			return struct{}{}, err
+		}
 		return struct{}{}, collective.Barrier(r)
 	})
 }

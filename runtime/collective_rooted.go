@@ -28,6 +28,9 @@ func (c *Communicator) broadcast(ctx context.Context, res *Reservation, data []f
 	}
 	ringFrom := c.bcastRingFrom
 	return startOp(ctx, c, res, opBroadcast, count, anyCount, func(r *opRun) ([]float64, error) {
+		if v, ok, err := r.nodeBroadcast(data, ringFrom); ok {
+			return v, err
+		}
 		return collective.Broadcast(rootedRun{r}, data, ringFrom)
 	})
 }

@@ -180,7 +180,9 @@ func startOp[T any](ctx context.Context, c *Communicator, res *Reservation, op c
 		return MakeFailed[T](fmt.Errorf("runtime: %v on communicator %q, site %d (locality %d): %w", op, c.name, c.here, c.rt.here, err))
 	}
 	early := c.rt.coll.enter(c, gen, op, count, expect)
+	c.node.begin() // the board, if any, stays mapped until end
 	return SpawnNamed(ctx, c.rt, op.String(), func(wctx context.Context) (T, error) {
+		defer c.node.end()
 		r := &opRun{c: c, ctx: wctx, gen: gen, op: op, count: count, expect: expect}
 		if early != nil {
 			r.abort(early)

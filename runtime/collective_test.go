@@ -179,8 +179,14 @@ func sameFloats(got, want []float64) error {
 // communicator over all of them.
 func runComm(t *testing.T, n, root int, body func(ctx context.Context, rt *Runtime, c *Communicator) error) {
 	t.Helper()
+	runCommConfig(t, n, root, Config{Lanes: 2}, body)
+}
+
+// runCommConfig is runComm with the localities' Config.
+func runCommConfig(t *testing.T, n, root int, cfg Config, body func(ctx context.Context, rt *Runtime, c *Communicator) error) {
+	t.Helper()
 	ctx := testCtx(t)
-	job, err := StartLocal(ctx, n, Config{Lanes: 2})
+	job, err := StartLocal(ctx, n, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +330,8 @@ func TestAllReduceManyGenerations(t *testing.T) {
 // A locality runs generations ahead of the others: its messages wait in
 // their mailboxes, and nothing of the earlier generations is disturbed.
 func TestCollectiveRunAhead(t *testing.T) {
-	runComm(t, 3, 0, func(ctx context.Context, rt *Runtime, c *Communicator) error {
+	// The mailbox's run-ahead: parcels, not the machine's shared memory.
+	runCommConfig(t, 3, 0, Config{Lanes: 2, PointToPointCollectives: true}, func(ctx context.Context, rt *Runtime, c *Communicator) error {
 		switch c.Site() {
 		case 0: // the root finishes three broadcasts without anyone
 			for g := range 3 {

@@ -120,6 +120,8 @@ type Communicator struct {
 	mu     sync.Mutex
 	gen    uint64 // generations taken so far
 	closed bool
+
+	node nodeState // the board on this machine (collective_node.go)
 }
 
 // NewCommunicator creates this locality's end of the communicator named
@@ -198,6 +200,7 @@ func (c *Communicator) Close() {
 	if !c.closed {
 		c.closed = true
 		c.rt.coll.release(c.box)
+		c.node.close()
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // 1's message is in its mailbox.
 func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 	ctx := testCtx(t)
-	job, err := StartLocal(ctx, 3, Config{Lanes: 2})
+	job, err := StartLocal(ctx, 3, Config{Lanes: 2, PointToPointCollectives: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCollectiveBeforeCreateAndAfterClose(t *testing.T) {
 // A locality that dies fails the operation on all the others, naming it.
 func TestCollectiveKilledLocality(t *testing.T) {
 	ctx := testCtx(t)
-	job, err := StartLocal(ctx, 4, Config{Lanes: 2})
+	job, err := StartLocal(ctx, 4, Config{Lanes: 2, PointToPointCollectives: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestNewCommunicatorChecks(t *testing.T) {
 // An operation whose context ends returns the context's cause.
 func TestCollectiveContextEnds(t *testing.T) {
 	ctx := testCtx(t)
-	job, err := StartLocal(ctx, 2, Config{Lanes: 2})
+	job, err := StartLocal(ctx, 2, Config{Lanes: 2, PointToPointCollectives: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,11 @@ type Config struct {
 	// Progress is how the locality waits for messages: blocking or
 	// busy-polling (progress.go); zero: blocking.
 	Progress Progress
+	// PointToPointCollectives sends every collective's data in parcels,
+	// as between machines, even when all the sites of a communicator
+	// share one machine (collective_node.go): for comparisons. Every
+	// locality of the job must set the same.
+	PointToPointCollectives bool
 	// NodeLocalities is how many localities of the job run on this
 	// machine, and NodeCPUs how many cores they share there; 0: unknown
 	// localities and runtime.NumCPU cores (Main: as the environment says —
@@ -172,6 +177,7 @@ type Runtime struct {
 	coll    collMailbox // collective messages and waiters (communicator.go)
 	recycle *memory.Pool
 	shared  memory.Shared // segments lent to and borrowed from localities on this machine
+	nodes   nodeBoards    // the communicators' boards in shared memory (collective_node.go)
 	outs    outParcels    // the parcels of calls and replies being sent
 	failed  atomic.Bool
 	told    chan struct{} // closed once the others were told why we failed
@@ -530,4 +536,5 @@ func (rt *Runtime) shutdown(cause error) {
 	rt.stopTracing()
 	rt.stopMetrics()
 	rt.shared.Close()
+	rt.nodes.closeAll()
 }

@@ -4,6 +4,10 @@
 //	allreduce1     AllReduce (sum) of one float64
 //	allreduce1mib  AllReduce (sum) of 1 MiB (131,072 float64) per site
 //	allgather1mib  AllGather of 1 MiB per site (4 MiB result on 4 sites)
+//	allreduce4kib  AllReduce (sum) of 4 KiB (512 float64), the largest
+//	               that goes through the machine's shared memory
+//	barrier        Barrier
+//	broadcast1     Broadcast of one float64 from site 0
 //
 // Every locality runs each measurement: a Barrier, -warmup (or
 // -big-warmup) operations, a Barrier, then -n (or -big-n) operations back
@@ -19,7 +23,10 @@
 // (as the Open MPI program reuses its receive buffer).
 // bench/mpi/allreduce.c prints the same lines for Open MPI. -cpuprofile
 // FILE writes a CPU profile of one measurement (name it with -test) per
-// locality, FILE.L<locality>.
+// locality, FILE.L<locality>. -p2p sends every collective's data in
+// parcels even when all localities share the machine
+// (runtime.Config.PointToPointCollectives), to compare with the
+// collectives through its shared memory.
 package main
 
 import (
@@ -42,13 +49,14 @@ func main() {
 	bigN := flag.Int("big-n", 100, "timed operations of 1 MiB")
 	bigWarm := flag.Int("big-warmup", 10, "operations before timing, 1 MiB")
 	tests := flag.String("test", "allreduce1,allreduce1mib,allgather1mib", "comma-separated measurements")
+	p2p := flag.Bool("p2p", false, "collectives by parcels only, not through the machine's shared memory")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed loops here, suffixed .L<locality>")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, t := range strings.Split(*tests, ",") {
 		want[strings.TrimSpace(t)] = true
 	}
-	os.Exit(runtime.Main(runtime.Config{}, func(ctx context.Context, rt *runtime.Runtime) error {
+	os.Exit(runtime.Main(runtime.Config{PointToPointCollectives: *p2p}, func(ctx context.Context, rt *runtime.Runtime) error {
 		c, err := runtime.NewCommunicator(rt, "collbench", nil, 0)
 		if err != nil {
 			return err
@@ -108,8 +116,26 @@ func main() {
 			runtime.AdoptTile(rt, r).Release()
 			return err
 		}
+		barrier := func([]float64) error { return c.Barrier(ctx).Err(ctx) }
+		broadcast := func(d []float64) error {
+			r, err := c.Broadcast(ctx, d).Get(ctx)
+			if err == nil && len(r) != len(d) {
+				err = fmt.Errorf("Broadcast returned %d elements, want %d", len(r), len(d))
+			}
+			runtime.AdoptTile(rt, r).Release()
+			return err
+		}
 		const mib = 1 << 20 / 8
 		if err := measure("allreduce1", 1, *warm, *n, allreduce); err != nil {
+			return err
+		}
+		if err := measure("allreduce4kib", 512, *warm, *n, allreduce); err != nil {
+			return err
+		}
+		if err := measure("barrier", 0, *warm, *n, barrier); err != nil {
+			return err
+		}
+		if err := measure("broadcast1", 1, *warm, *n, broadcast); err != nil {
 			return err
 		}
 		if err := measure("allreduce1mib", mib, *bigWarm, *bigN, allreduce); err != nil {

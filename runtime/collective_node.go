@@ -1,0 +1,463 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math"
+	goruntime "runtime"
+	"sync"
+	"time"
+
+	"github.com/tessera-amt/tessera/internal/shm"
+	"github.com/tessera-amt/tessera/runtime/internal/nodecoll"
+)
+
+// Collectives through the machine's shared memory. When every site of a
+// communicator runs on one machine (the start barrier's shm.Node of each),
+// AllReduce and Barrier of at most nodeMaxBytes, and every Broadcast, go
+// through a board (runtime/internal/nodecoll) in one memory region that
+// the sites map instead of through parcels: each site publishes its
+// contribution in its slot of the generation, and the readers take it
+// there. The first such operation on a site starts the setup (on a
+// goroutine of its own), in generation 0 of the communicator: site 0 creates the region and sends
+// its name (process, descriptor, inode) to the others in the job's
+// authenticated parcels; each maps it and says whether it could; site 0
+// tells all whether every site did. If not, or when
+// Config.PointToPointCollectives is set, the operations run point to
+// point as between machines.
+//
+// AllReduce reduces the slots in site order on every site, so every site
+// gets the same bits (not necessarily those of the point-to-point
+// algorithm, which combines in another order). A Broadcast's non-roots do
+// not know the size, so the root publishes every Broadcast, the data
+// itself when it fits, else only a flag that sends them to the
+// point-to-point tree.
+//
+// A site's slots are reused every nodecoll.Entries generations: a site
+// that issues reservations more than that many generations out of order
+// may wait for ever for a slot the others are to consume later.
+//
+// Waiting: a poll-mode locality spins up to nodePollSpin; a blocking one
+// tries nodeBlockTries times, then gives its lane back and sleeps on the
+// slot's futex words, nodeSleep at most, checking between sleeps whether the
+// generation or the locality failed (a dead peer fails the locality).
+
+const (
+	// nodeMaxBytes is the largest AllReduce, Barrier or Broadcast payload
+	// that goes through the board: the room of a slot.
+	nodeMaxBytes = 4 << 10
+	// nodePollSpin bounds the spinning of a poll-mode wait before it sleeps.
+	nodePollSpin = 1 * time.Millisecond
+	// nodeYieldTaken: a sched_yield that gave the core away this long
+	// ends a poll-mode spin.
+	nodeYieldTaken = 20 * time.Microsecond
+	// nodeBlockTries is how often a blocking wait looks before it sleeps.
+	nodeBlockTries = 4
+	// nodeSleep bounds one sleep, between checks for a failure.
+	nodeSleep = 20 * time.Millisecond
+	// nodeViaParcels is a Broadcast slot's flag: the data goes by parcels.
+	nodeViaParcels = 1
+)
+
+// nodeState is a communicator's board on this locality.
+type nodeState struct {
+	mu      sync.Mutex
+	off     bool                 // decided: point to point
+	setup   *Future[*nodeRegion] // the setup, once started
+	board   *nodeRegion          // the setup's result, nil before, when off or unmapped
+	pending int                  // operations started and not finished (startOp)
+	closed  bool                 // the communicator or the locality closed: unmap once none is pending
+	boards  *nodeBoards          // the locality's list, which holds this one while it is mapped
+}
+
+// nodeRegion is a board over a mapped region.
+type nodeRegion struct {
+	*nodecoll.Board
+	region *shm.Region
+}
+
+// nodeBoards are a locality's boards, closed at its end.
+type nodeBoards struct {
+	mu  sync.Mutex
+	all map[*nodeState]struct{}
+}
+
+// add lists st, under st.mu.
+func (nb *nodeBoards) add(st *nodeState) {
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	if nb.all == nil {
+		nb.all = make(map[*nodeState]struct{})
+	}
+	nb.all[st] = struct{}{}
+	st.boards = nb
+}
+
+func (nb *nodeBoards) remove(st *nodeState) {
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	delete(nb.all, st)
+}
+
+// closeAll closes every board once no operation uses it.
+func (nb *nodeBoards) closeAll() {
+	nb.mu.Lock()
+	all := nb.all
+	nb.all = nil
+	nb.mu.Unlock()
+	for st := range all {
+		st.close()
+	}
+}
+
+// close unmaps the board now or, when operations started before are
+// still running, once the last one is done.
+func (st *nodeState) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	st.unmapIfIdle()
+}
+
+func (st *nodeState) unmapIfIdle() {
+	if st.closed && st.pending == 0 && st.board != nil {
+		st.board.region.Close()
+		st.board = nil
+		st.boards.remove(st)
+	}
+}
+
+// begin counts an operation that took a generation; end, once it is done.
+func (st *nodeState) begin() {
+	st.mu.Lock()
+	st.pending++
+	st.mu.Unlock()
+}
+
+func (st *nodeState) end() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.pending--
+	st.unmapIfIdle()
+}
+
+// onOneNode tells whether the communicator may use a board: every site on
+// this machine, and the job does not insist on parcels.
+func (c *Communicator) onOneNode() bool {
+	rt := c.rt
+	if rt.cfg.PointToPointCollectives || !shm.Supported || len(c.sites) < 2 {
+		return false
+	}
+	rt.ctl.mu.Lock()
+	defer rt.ctl.mu.Unlock()
+	nodes := rt.ctl.nodes
+	if int(rt.here) >= len(nodes) || nodes[rt.here] == "" {
+		return false
+	}
+	for _, l := range c.sites {
+		if int(l) >= len(nodes) || nodes[l] != nodes[rt.here] {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeBoard returns the communicator's board for this run, starting the
+// setup if it is the first, or nil when the run is to go point to point.
+// The board stays mapped while the run is pending (begin, end).
+func (r *opRun) nodeBoard() (*nodeRegion, error) {
+	c, st := r.c, &r.c.node
+	st.mu.Lock()
+	if b := st.board; b != nil {
+		st.mu.Unlock()
+		return b, nil
+	}
+	if st.off {
+		st.mu.Unlock()
+		return nil, nil
+	}
+	if st.setup != nil && st.setup.IsReady() { // unmapped: the communicator closed
+		st.mu.Unlock()
+		return nil, fmt.Errorf("communicator %q is closed", c.name)
+	}
+	if st.setup == nil {
+		if !c.onOneNode() {
+			st.off = true
+			st.mu.Unlock()
+			return nil, nil
+		}
+		c.rt.nodes.add(st)
+		// A goroutine, not a task: a site that never reaches such an
+		// operation (its reservation cancelled) leaves the others' setup
+		// waiting until the locality ends, which must not count as work
+		// in flight.
+		f := newFuture[*nodeRegion](c.rt.sched)
+		st.setup = f
+		go func() { f.set(c.nodeSetup(c.rt.ctx)) }()
+	}
+	f := st.setup
+	st.mu.Unlock()
+	for !f.IsReady() {
+		wctx, cancel := context.WithTimeout(r.ctx, nodeSleep)
+		f.Get(wctx)
+		cancel()
+		if err := r.nodeFailed(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := f.Get(r.ctx); err != nil {
+		return nil, fmt.Errorf("setting up the shared memory of the locality's machine: %w", err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.board == nil && !st.off {
+		return nil, fmt.Errorf("communicator %q is closed", c.name)
+	}
+	return st.board, nil // nil: off
+}
+
+// nodeSetup makes the board in generation 0 (see the top of the file) and
+// records it, or that there is none, in c.node.
+func (c *Communicator) nodeSetup(ctx context.Context) (*nodeRegion, error) {
+	b, err := c.nodeHandshake(ctx)
+	st := &c.node
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if b != nil {
+		st.board = b
+		st.unmapIfIdle()
+	} else {
+		st.off = true
+	}
+	return b, err
+}
+
+func (c *Communicator) nodeHandshake(ctx context.Context) (*nodeRegion, error) {
+	r := &opRun{c: c, ctx: ctx, gen: 0, op: opBarrier, count: anyCount, expect: anyCount}
+	n, size := len(c.sites), nodecoll.Size(len(c.sites), nodeMaxBytes)
+	bits := func(v uint64) float64 { return math.Float64frombits(v) }
+	if c.here == 0 {
+		reg, err := shm.NewRegion(size)
+		var b *nodeRegion
+		if err == nil {
+			b, err = newNodeRegion(reg, n)
+		}
+		if err != nil {
+			c.rt.log.Warn("runtime: no shared memory for collectives", "communicator", c.name, "locality", c.rt.here, "err", err)
+		}
+		name := make([]float64, 4)
+		if b != nil {
+			name = []float64{bits(uint64(reg.PID)), bits(uint64(reg.FD)), bits(reg.Ino), bits(uint64(size))}
+		}
+		fail := func(err error) (*nodeRegion, error) {
+			if b != nil {
+				b.region.Close()
+			}
+			return nil, err
+		}
+		for s := 1; s < n; s++ {
+			if err := r.Send(0, s, name); err != nil {
+				return fail(err)
+			}
+		}
+		all := b != nil
+		for s := 1; s < n; s++ {
+			v, err := r.Recv(1, s)
+			if err != nil {
+				return fail(err)
+			}
+			all = all && len(v) == 1 && v[0] == 1
+		}
+		verdict := []float64{0}
+		if all {
+			verdict[0] = 1
+		}
+		for s := 1; s < n; s++ {
+			if err := r.Send(2, s, verdict); err != nil {
+				return fail(err)
+			}
+		}
+		if !all {
+			return fail(nil)
+		}
+		return b, nil
+	}
+	v, err := r.Recv(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var b *nodeRegion
+	if len(v) == 4 && math.Float64bits(v[3]) == uint64(size) {
+		u := func(i int) uint64 { return math.Float64bits(v[i]) }
+		reg, err := shm.MapRegion(int32(u(0)), int32(u(1)), u(2), int64(size))
+		if err == nil {
+			if b, err = newNodeRegion(reg, n); err != nil {
+				reg.Close()
+			}
+		}
+		if err != nil {
+			c.rt.log.Warn("runtime: no shared memory for collectives", "communicator", c.name, "locality", c.rt.here, "err", err)
+		}
+	}
+	ok := []float64{0}
+	if b != nil {
+		ok[0] = 1
+	}
+	fail := func(err error) (*nodeRegion, error) {
+		if b != nil {
+			b.region.Close()
+		}
+		return nil, err
+	}
+	if err := r.Send(1, 0, ok); err != nil {
+		return fail(err)
+	}
+	verdict, err := r.Recv(2, 0)
+	if err != nil || len(verdict) != 1 || verdict[0] != 1 {
+		return fail(err)
+	}
+	return b, nil
+}
+
+func newNodeRegion(reg *shm.Region, sites int) (*nodeRegion, error) {
+	b, err := nodecoll.New(reg.Mem, sites, nodeMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeRegion{Board: b, region: reg}, nil
+}
+
+// nodeFailed returns why the run is to stop waiting: the locality or the
+// generation failed, or its context ended.
+func (r *opRun) nodeFailed() error {
+	m := &r.c.rt.coll
+	m.mu.Lock()
+	err := m.err
+	if err == nil {
+		err = r.c.box.slots.Failed(r.gen)
+	}
+	m.mu.Unlock()
+	if err == nil && r.ctx.Err() != nil {
+		err = context.Cause(r.ctx)
+	}
+	return err
+}
+
+// genFailed tells whether generation gen of the communicator failed.
+func (r *opRun) genFailed(gen uint64) bool {
+	m := &r.c.rt.coll
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return r.c.box.slots.Failed(gen) != nil
+}
+
+// nodeWait waits until ready: it spins, then gives its lane back and
+// sleeps, one sleep at most d at a time, until sleep(d) says it is ready.
+func (r *opRun) nodeWait(ready func() bool, sleep func(d time.Duration) bool) error {
+	if ready() {
+		return nil
+	}
+	if r.c.rt.cfg.Progress == ProgressPoll {
+		// As the shm parcelport's rings: the process's goroutines and the
+		// machine's threads get the core between looks, and a
+		// sched_yield that gave it away for long ends the spin (the
+		// cores are shared: spinning on would keep the site waited for
+		// off them).
+		start := time.Now()
+		for try := 1; ; try++ {
+			goruntime.Gosched()
+			if ready() {
+				return nil
+			}
+			if try%4 == 0 {
+				t0 := time.Now()
+				nodecoll.Yield()
+				if now := time.Now(); now.Sub(t0) >= nodeYieldTaken || now.Sub(start) >= nodePollSpin {
+					break
+				}
+				if ready() {
+					return nil
+				}
+			}
+		}
+	} else {
+		for range nodeBlockTries {
+			goruntime.Gosched()
+			if ready() {
+				return nil
+			}
+		}
+	}
+	if t := taskOf(r.ctx); t != nil && t.waiting.CompareAndSwap(false, true) {
+		t.yield(false)
+		defer func() {
+			t.resume()
+			t.waiting.Store(false)
+		}()
+	}
+	checked := time.Now()
+	for !sleep(nodeSleep) {
+		if now := time.Now(); now.Sub(checked) >= nodeSleep {
+			checked = now
+			if err := r.nodeFailed(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nodeCheck compares site s's call, as its slot says, with this one's.
+func (r *opRun) nodeCheck(s int, h nodecoll.Header) error {
+	if collOp(h.Op) == r.op && int(h.Root) == r.c.root &&
+		(r.expect == anyCount || h.Count == anyCount || h.Count == r.expect) {
+		return nil
+	}
+	rt := r.c.rt
+	e := &MismatchError{Basename: r.c.name, Generation: r.gen, Calls: [2]CollectiveCall{
+		{Site: r.c.here, Locality: rt.here, Op: r.op.String(), Count: countOf(r.count)},
+		{Site: s, Locality: r.c.sites[s], Op: collOp(h.Op).String(), Count: countOf(h.Count)},
+	}}
+	r.abort(e)
+	return e
+}
+
+// header is this run's call as its slot says it.
+func (r *opRun) header() nodecoll.Header {
+	return nodecoll.Header{Op: uint32(r.op), Root: uint32(r.c.root), Count: r.count}
+}
+
+// publish claims this site's slot of the generation and fills it.
+func (r *opRun) publish(b *nodeRegion, h nodecoll.Header, data []float64) error {
+	mine := b.Slot(r.c.here, r.gen)
+	if !mine.Claim() {
+		sleep := func(d time.Duration) bool {
+			if mine.SleepClaim(d) {
+				return true
+			}
+			// The readers of a generation that failed everywhere (a
+			// mismatch, a cancelled reservation) gave it up unread.
+			last := mine.Gen()
+			return last != 0 && last != r.gen && r.genFailed(last) && mine.Reclaim()
+		}
+		if err := r.nodeWait(mine.Claim, sleep); err != nil {
+			return err
+		}
+	}
+	b.Publish(mine, r.gen, h, data, b.Sites()-1)
+	return nil
+}
+
+// arrived waits for site s's slot of the generation and checks its call.
+func (r *opRun) arrived(b *nodeRegion, s int) (nodecoll.Slot, error) {
+	sl := b.Slot(s, r.gen)
+	if !sl.Holds(r.gen) {
+		gen := r.gen
+		ready := func() bool { return sl.Holds(gen) }
+		sleep := func(d time.Duration) bool { return sl.SleepArrival(gen, d) }
+		if err := r.nodeWait(ready, sleep); err != nil {
+			return sl, err
+		}
+	}
+	return sl, r.nodeCheck(s, sl.Header())
+}
