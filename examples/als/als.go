@@ -68,10 +68,11 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 		return nil, err
 	}
 	out := &factorisation{y: y}
+	var x32, y32 []float32 // solver cg's float32 copies of X and Y
 	for k := 1; k <= p.iterations; k++ {
 		start := time.Now()
 		yty := gram(y.Data, p.factors)
-		xl, err := solveRows(ctx, e.Runtime(), &r.byUser, y.Data, yty, out.x.Data, p)
+		xl, err := solveRows(ctx, e.Runtime(), &r.byUser, y.Data, yty, out.x.Data, &y32, p)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +81,7 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 			return nil, err
 		}
 		xtx := gram(x.Data, p.factors)
-		yl, err := solveRows(ctx, e.Runtime(), &r.byItem, x.Data, xtx, y.Data, p)
+		yl, err := solveRows(ctx, e.Runtime(), &r.byItem, x.Data, xtx, y.Data, &x32, p)
 		if err != nil {
 			return nil, err
 		}
@@ -160,9 +161,10 @@ func cut(s *sparseRows, f, lanes int) [][2]int {
 // diagonal is never formed, and p is zero off the rated entries. oto is
 // OᵀO (upper triangle); prev, the whole factor matrix of the rows from the
 // previous iteration (nil in the first), from which solver cg starts.
-// A row without ratings gets zero factors, the exact solution. The rows
+// buf32 keeps solver cg's float32 copy of o from one half-step to the
+// next. A row without ratings gets zero factors, the exact solution. The rows
 // are solved as tasks over all the locality's lanes (see cut).
-func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, prev []float64, p params) ([]float64, error) {
+func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, prev []float64, buf32 *[]float32, p params) ([]float64, error) {
 	f := p.factors
 	out := make([]float64, s.rows()*f)
 	block := func(r0, r1 int) error { return solveBlock(s, o, oto, p, r0, r1, out) }
@@ -172,7 +174,8 @@ func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, 
 		if prev != nil {
 			start = prev[s.first*f : (s.first+s.rows())*f]
 		}
-		block = func(r0, r1 int) error { cgBlock(s, o, a, start, p, r0, r1, out); return nil }
+		o32 := mirror32(buf32, o)
+		block = func(r0, r1 int) error { cgBlock(s, o32, a, start, p, r0, r1, out); return nil }
 	}
 	var tasks []*runtime.Future[struct{}]
 	for _, run := range cut(s, f, rt.Counters().Lanes) {
@@ -212,6 +215,9 @@ func solveBlock(s *sparseRows, o, oto []float64, p params, r0, r1 int, out []flo
 		}
 		scaled = scaled[:len(cols)*f]
 		for j, c := range cols {
+			if k := j + prefetchAhead; k < len(cols) {
+				prefetchRow64(o[int(cols[k])*f:], f)
+			}
 			oj := o[int(c)*f : (int(c)+1)*f]
 			conf := p.alpha * float64(vals[j])
 			w := math.Sqrt(conf)
