@@ -207,8 +207,13 @@ func run(ctx context.Context, rt *runtime.Runtime, acts *primitives.Actions, o o
 		if o.solver == solverCG {
 			solve = fmt.Sprintf("cg, %d steps", o.cgSteps)
 		}
-		fmt.Fprintf(stdout, "als: %d users x %d items, %d ratings%s, %d factors, solver %s, %d localities; input ready in %.3f s\n",
-			r.users, r.items, int(sums[0]), unrated, o.factors, solve, parts, time.Since(start).Seconds())
+		ready := time.Since(start).Seconds()
+		file := ""
+		if st, err := os.Stat(o.ratings); err == nil && o.ratings != "" {
+			file = fmt.Sprintf(" (a file of %d bytes)", st.Size()) // the memory's yardstick
+		}
+		fmt.Fprintf(stdout, "als: %d users x %d items, %d ratings%s, %d factors, solver %s, %d localities; input ready in %.3f s%s\n",
+			r.users, r.items, int(sums[0]), unrated, o.factors, solve, parts, ready, file)
 	}
 	start = time.Now()
 	f, err := als(ctx, e, comm, r, o.params, func(it iteration) {

@@ -76,6 +76,12 @@ func TestProcessFactorsDoNotDependOnLocalities(t *testing.T) {
 			t.Fatalf("%d localities %q: exit %d\n%s", run.n, args, code, out)
 		}
 		checkLossFalls(t, out)
+		if st, err := os.Stat(ratings); err == nil && run.input[0] == "--ratings" {
+			// The file's size, which the memory figures are judged against.
+			if want := fmt.Sprintf("s (a file of %d bytes)\n", st.Size()); !strings.Contains(out, want) {
+				t.Errorf("%d localities %q: no %q in\n%s", run.n, args, want, out)
+			}
+		}
 		got := map[string][]byte{}
 		for _, f := range []string{"X.csv", "Y.csv"} {
 			b, err := os.ReadFile(filepath.Join(outDir, f))
