@@ -169,13 +169,14 @@ func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, 
 	out := make([]float64, s.rows()*f)
 	block := func(r0, r1 int) error { return solveBlock(s, o, oto, p, r0, r1, out) }
 	if p.solver != solverExact {
-		a := fullGram(oto, f, p.reg)
+		a32 := make([]float32, f*f)
+		toFloat32(a32, fullGram(oto, f, p.reg))
 		var start []float64
 		if prev != nil {
 			start = prev[s.first*f : (s.first+s.rows())*f]
 		}
 		o32 := mirror32(buf32, o)
-		block = func(r0, r1 int) error { cgBlock(s, o32, a, start, p, r0, r1, out); return nil }
+		block = func(r0, r1 int) error { cgBlock(s, o32, a32, start, p, r0, r1, out); return nil }
 	}
 	var tasks []*runtime.Future[struct{}]
 	for _, run := range cut(s, f, rt.Counters().Lanes) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -45,19 +43,19 @@ const passBlock = 64
 
 // cgBlock solves rows [r0, r1) of s into out with p.cgSteps conjugate-
 // gradient steps each, starting from the rows of start (this block's rows
-// of the previous factors, local row r at r*f; nil: from zero). a is
-// OᵀO + reg I (fullGram) and o32 the other factors in float32 (mirror32).
+// of the previous factors, local row r at r*f; nil: from zero). a32 is
+// OᵀO + reg I (fullGram) and o32 the other factors, both in float32.
 //
 // Each row first gathers its rated rows of o32 into one contiguous block
 // (random reads, prefetched ahead); the residual and every step then make
 // one pass over the block (pass: a dot product and an update per rating,
 // the rating's row read once and used twice while in cache), and one
-// f x f product with a in float64. The ratings' part is float32: half the
-// bytes to gather and twice the numbers per instruction; the factors, the
-// residual and the step lengths stay float64.
-func cgBlock(s *sparseRows, o32 []float32, a, start []float64, p params, r0, r1 int, out []float64) {
+// f x f product with a32 (axpyRows). The products are float32: half the
+// bytes to gather and twice the numbers per instruction, each pass block's
+// sum added into float64; the factors, the residual and the step lengths
+// stay float64.
+func cgBlock(s *sparseRows, o32, a32 []float32, start []float64, p params, r0, r1 int, out []float64) {
 	f := p.factors
-	var impl gonum.Implementation
 	res := make([]float64, f) // residual b - A x
 	dir := make([]float64, f) // search direction
 	ad := make([]float64, f)  // A dir
@@ -83,8 +81,8 @@ func cgBlock(s *sparseRows, o32 []float32, a, start []float64, p params, r0, r1 
 		}
 		// res = b - A x = Σ_j (1 + c_j - c_j o_j·x) o_j - (OᵀO + reg I) x,
 		// with c_j = alpha r_j.
-		impl.Dgemv(blas.NoTrans, f, f, -1, a, f, x, 1, 0, res, 1)
 		toFloat32(v32, x)
+		gramTimes(a32, v32, acc, f, -1, res)
 		sumPasses(g, v32, acc, wa, wb, f, res)
 		copy(dir, res)
 		rr := floats.Dot(res, res)
@@ -94,8 +92,8 @@ func cgBlock(s *sparseRows, o32 []float32, a, start []float64, p params, r0, r1 
 				break
 			}
 			// ad = A dir = (OᵀO + reg I) dir + Σ_j c_j (o_j·dir) o_j.
-			impl.Dgemv(blas.NoTrans, f, f, 1, a, f, dir, 1, 0, ad, 1)
 			toFloat32(v32, dir)
+			gramTimes(a32, v32, acc, f, 1, ad)
 			sumPasses(g, v32, acc, wa, conf, f, ad)
 			step := rr / floats.Dot(dir, ad)
 			floats.AddScaled(x, step, dir)
@@ -106,6 +104,17 @@ func cgBlock(s *sparseRows, o32 []float32, a, start []float64, p params, r0, r1 
 			floats.Add(dir, res)
 			rr = next
 		}
+	}
+}
+
+// gramTimes sets out to sign a32 v, a32 being the symmetric f x f matrix
+// OᵀO + reg I in float32: the rows of a32 weighted by v (axpyRows), in
+// acc.
+func gramTimes(a32, v, acc []float32, f int, sign float64, out []float64) {
+	clear(acc)
+	axpyRows(a32, acc, v, f)
+	for k, x := range acc {
+		out[k] = sign * float64(x)
 	}
 }
 

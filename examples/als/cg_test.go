@@ -52,6 +52,41 @@ func TestPassMatchesGo(t *testing.T) {
 	}
 }
 
+// TestAxpyRowsMatchesGo checks the product with OᵀO + reg I against the
+// plain Go loops and, for a symmetric matrix, against the product by
+// rows.
+func TestAxpyRowsMatchesGo(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(6, 6))
+	for _, f := range []int{1, 5, 8, 16, 24, 64, 72} {
+		g := make([]float32, f*f)
+		for i := range f {
+			for j := i; j < f; j++ {
+				v := float32(rnd.NormFloat64())
+				g[i*f+j], g[j*f+i] = v, v
+			}
+		}
+		w := make([]float32, f)
+		for i := range w {
+			w[i] = float32(rnd.NormFloat64())
+		}
+		fast, slow := make([]float32, f+2), make([]float32, f+2)
+		axpyRows(g, fast, w, f)
+		axpyRowsGo(g, slow, w, f)
+		for i := range f {
+			var byRow float64 // g's row i times w
+			for j := range f {
+				byRow += float64(g[i*f+j]) * float64(w[j])
+			}
+			if d := math.Abs(float64(fast[i]) - byRow); d > 1e-4*(1+math.Abs(byRow)) || math.Abs(float64(fast[i]-slow[i])) > 1e-4*(1+math.Abs(byRow)) {
+				t.Fatalf("f %d: (g w)[%d] = %g (Go loops %g), by rows %g", f, i, fast[i], slow[i], byRow)
+			}
+		}
+		if fast[f] != 0 || fast[f+1] != 0 {
+			t.Fatalf("f %d: acc beyond f changed", f)
+		}
+	}
+}
+
 // TestGatherRows: gatherRows copies the named rows in order, repeated and
 // last rows included.
 func TestGatherRows(t *testing.T) {

@@ -21,6 +21,16 @@ func passGo(g, d, acc, wa, wb []float32, f int) {
 	}
 }
 
+// axpyRowsGo is axpyRows in Go.
+func axpyRowsGo(g, acc, w []float32, f int) {
+	acc = acc[:f]
+	for j, wj := range w {
+		for k, v := range g[j*f : (j+1)*f] {
+			acc[k] += wj * v
+		}
+	}
+}
+
 // gatherRows copies the rows cols of the row-major float32 matrix src
 // (f columns) into dst, one after the other, asking the memory for the
 // rows prefetchAhead places further on while it copies: the reads are

@@ -12,6 +12,12 @@ import (
 //go:noescape
 func passAVX2(g, d, acc, wa, wb []float32, f int)
 
+// axpyRowsAVX2 is axpyRows in AVX2 and FMA instructions for f a multiple
+// of 8; the caller checks the lengths.
+//
+//go:noescape
+func axpyRowsAVX2(g, acc, w []float32, f int)
+
 // prefetchLines asks for the cache lines of the n bytes at p (PREFETCHT0).
 //
 //go:noescape
@@ -28,6 +34,16 @@ func pass(g, d, acc, wa, wb []float32, f int) {
 		return
 	}
 	passGo(g, d, acc, wa, wb, f)
+}
+
+// axpyRows adds Σ_j w[j] g_j to acc over the rows of the n x f block g
+// (n = len(w)); for a symmetric g that is g w.
+func axpyRows(g, acc, w []float32, f int) {
+	if haveFMA() && f%8 == 0 && len(g) >= len(w)*f && len(acc) >= f {
+		axpyRowsAVX2(g, acc, w, f)
+		return
+	}
+	axpyRowsGo(g, acc, w, f)
 }
 
 // prefetchRow32 asks for the first f values of s.

@@ -143,3 +143,59 @@ line:
 	CMPQ       SI, CX
 	JB         line
 	RET
+
+// func axpyRowsAVX2(g, acc, w []float32, f int)
+//
+// acc += Σ_j w[j] g_j over the rows of the n x f block g (n = len(w), f a
+// multiple of 8), two rows at a time (acc loaded and stored once for
+// both), a last odd row alone.
+TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-80
+	MOVQ g_base+0(FP), SI
+	MOVQ acc_base+24(FP), DX
+	MOVQ w_base+48(FP), R8
+	MOVQ w_len+56(FP), CX
+	MOVQ f+72(FP), BX
+	XORQ R10, R10
+
+apair:
+	LEAQ         1(R10), R12
+	CMPQ         R12, CX
+	JGE          arow
+	LEAQ         (SI)(BX*4), R11
+	VBROADCASTSS (R8)(R10*4), Y6
+	VBROADCASTSS (R8)(R12*4), Y7
+	XORQ         AX, AX
+
+aloop2:
+	CMPQ        AX, BX
+	JGE         anext2
+	VMOVUPS     (DX)(AX*4), Y2
+	VFMADD231PS (SI)(AX*4), Y6, Y2
+	VFMADD231PS (R11)(AX*4), Y7, Y2
+	VMOVUPS     Y2, (DX)(AX*4)
+	ADDQ        $8, AX
+	JMP         aloop2
+
+anext2:
+	LEAQ (R11)(BX*4), SI
+	ADDQ $2, R10
+	JMP  apair
+
+arow:
+	CMPQ         R10, CX
+	JGE          adone
+	VBROADCASTSS (R8)(R10*4), Y6
+	XORQ         AX, AX
+
+aloop1:
+	CMPQ        AX, BX
+	JGE         adone
+	VMOVUPS     (DX)(AX*4), Y2
+	VFMADD231PS (SI)(AX*4), Y6, Y2
+	VMOVUPS     Y2, (DX)(AX*4)
+	ADDQ        $8, AX
+	JMP         aloop1
+
+adone:
+	VZEROUPPER
+	RET

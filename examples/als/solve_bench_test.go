@@ -63,11 +63,12 @@ func BenchmarkHalfStep(b *testing.B) {
 		perRating(b, cpu0)
 	})
 	b.Run("cg", func(b *testing.B) {
-		a := fullGram(oto, f, p.reg)
+		a32 := make([]float32, f*f)
+		toFloat32(a32, fullGram(oto, f, p.reg))
 		var buf []float32
 		cpu0 := processCPU()
 		for b.Loop() {
-			cgBlock(s, mirror32(&buf, o), a, prev, p, 0, s.rows(), out)
+			cgBlock(s, mirror32(&buf, o), a32, prev, p, 0, s.rows(), out)
 		}
 		perRating(b, cpu0)
 	})
