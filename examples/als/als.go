@@ -62,10 +62,13 @@ type iteration struct {
 // every iteration.
 func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *ratings, p params, report func(iteration)) (*factorisation, error) {
 	rows := primitives.Tiled(annotate.Row)
-	yFut := primitives.AllGather(ctx, e, primitives.Random(ctx, e, []int{r.items, p.factors}, rows, p.seed))
-	y, err := yFut.Get(ctx)
+	random := primitives.Random(ctx, e, []int{r.items, p.factors}, rows, p.seed)
+	y, err := primitives.AllGather(ctx, e, random).Get(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if a, err := random.Get(ctx); err == nil {
+		a.Release() // gathered: its tiles are read by no one any more
 	}
 	out := &factorisation{y: y}
 	var x32, y32 []float32 // solver cg's float32 copies of X and Y
@@ -103,14 +106,21 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 	return out, nil
 }
 
-// gather makes this locality's solved rows the tile of a row-tiled array
-// and all-gathers it (all_gather_d).
+// gather makes this locality's solved rows the tile of a row-tiled array,
+// all-gathers it (all_gather_d) and releases the array.
 func gather(ctx context.Context, e *primitives.Env, n, f int, local []float64) (primitives.Whole, error) {
 	a, err := primitives.NewArray(e, []int{n, f}, primitives.Tiled(annotate.Row), local)
 	if err != nil {
 		return primitives.Whole{}, err
 	}
-	return primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
+	w, err := primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
+	if err == nil {
+		// The tile is read by no one any more: let it go now rather than
+		// when the collector finds the handle unreachable, which keeps
+		// an iteration's tiles alive into the next.
+		a.Release()
+	}
+	return w, err
 }
 
 // gram returns WᵀW (f x f, upper triangle filled, lower undefined) of the
