@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -234,4 +235,38 @@ func runLanes(t *testing.T, lanes int, o options) *factorisation {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestPopularitySpread: the generated popularity keeps its long tail (the
+// most popular 20% of 27,000 items draw about 80% of the choices) while the
+// halves and quarters of the ids, which 2 and 4 localities own, draw about
+// equal shares.
+func TestPopularitySpread(t *testing.T) {
+	const items = 27000
+	cdf := popularity(items)
+	weights := make([]float64, items)
+	prev := 0.0
+	for i, c := range cdf {
+		weights[i], prev = c-prev, c
+	}
+	slices.Sort(weights)
+	top := 0.0
+	for _, w := range weights[items-items/5:] {
+		top += w
+	}
+	if top < 0.75 || top > 0.85 {
+		t.Errorf("the most popular 20%% draw %.3f of the choices, want about 0.8", top)
+	}
+	for _, parts := range []int{2, 4} {
+		for k := range parts {
+			lo, hi := span(items, parts, k)
+			share := cdf[hi-1]
+			if lo > 0 {
+				share -= cdf[lo-1]
+			}
+			if want := 1 / float64(parts); math.Abs(share-want) > 0.1*want {
+				t.Errorf("%d parts: part %d (items %d to %d) draws %.3f of the choices, want about %.3f", parts, k, lo, hi, share, want)
+			}
+		}
+	}
 }
