@@ -10,7 +10,7 @@ import (
 
 // alsLarge is examples/als at the scale of MovieLens-20M: a synthetic file
 // of its shape (138,000 users x 27,000 items, about 20 million ratings and
-// 520 MB; long-tailed item popularity, at least 20 ratings a user, half
+// 540 MB; long-tailed item popularity, at least 20 ratings a user, half
 // stars), read on 1, 2 and 4 localities, then 15 iterations at 64 factors
 // with the conjugate-gradient (ALS_LARGE_CG_STEPS steps a row, 4) and the
 // exact solver from the same start,

@@ -52,7 +52,7 @@ func alsLarge() Section {
 	}
 	return Section{Name: "als-large", Title: "ALS at MovieLens-20M's scale", Rows: rows, Text: fmt.Sprint(
 		"`examples/als` on a synthetic file of MovieLens-20M's shape (`als --synthetic 138000,27000,0.005378 --make-ratings`: ", shape,
-		", about 520 MB, long-tailed item popularity), 64 factors, 15 iterations from the same start with `--solver cg --cg-steps 4` (warm-started; 3 steps leave the loss about 1% above the exact solver's at 64 factors) and `--solver exact`, ",
+		", about 540 MB, long-tailed item popularity spread over the ids), 64 factors, 15 iterations from the same start with `--solver cg --cg-steps 4` (warm-started; 3 steps leave the loss about 1% above the exact solver's at 64 factors) and `--solver exact`, ",
 		"the loss after the last only (`--loss-every 0`), on 1, 2 and 4 localities; every locality prints its peak RSS (getrusage) after the last iteration. ",
 		"Baselines on the same file in the same repetition: pandas' `read_csv` on one core (`bench/als_read.py`) and the sparse NumPy ALS of the ALS section ",
 		"(`bench/als_numpy.py --loss-every 0`, the faster of 1 and 2 OpenBLAS threads), which runs fewer iterations at this size: the NumPy rows compare seconds per iteration. ",
