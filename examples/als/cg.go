@@ -1,6 +1,9 @@
 package main
 
 import (
+	"unsafe"
+
+	"github.com/tessera-amt/tessera/internal/hugepage"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -149,9 +152,16 @@ func toFloat32(dst []float32, src []float64) {
 }
 
 // mirror32 returns src in float32, in *buf's memory when it is large
-// enough (the buffer is kept from one half-step to the next).
+// enough (the buffer is kept from one half-step to the next). New memory
+// comes from hugepage, advised onto huge pages when large: the gathers
+// read it at random, and with 4 KiB pages nearly every row read would
+// miss the TLB.
 func mirror32(buf *[]float32, src []float64) []float32 {
-	*buf = grow(*buf, len(src))
+	if cap(*buf) < len(src) {
+		wide := hugepage.Float64s((len(src) + 1) / 2)
+		*buf = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(wide))), 2*len(wide))
+	}
+	*buf = (*buf)[:len(src)]
 	toFloat32(*buf, src)
 	return *buf
 }
