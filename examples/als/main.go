@@ -15,7 +15,10 @@
 //   - cg (the default): a few conjugate-gradient steps per row
 //     (--cg-steps, 3), started from the row's factors of the previous
 //     iteration, the matrix applied without being formed: O(n f + f²) per
-//     step for a row of n ratings (see cg.go);
+//     step for a row of n ratings, over float32 copies of the row's rated
+//     factor rows (see cg.go). At 64 factors 3 steps leave the loss after
+//     15 iterations about 1% above the exact solver's, 4 steps about 0.2%;
+//     GOGC is 25 unless the environment sets it (see gcPercent);
 //   - exact: YᵀY + reg I is computed once per half-step, Yᵀ (C_u - I) Y is
 //     a rank-k update (Syrk) with the k rated rows of Y scaled by
 //     sqrt(alpha r_ui), the right-hand side sums (1 + alpha r_ui) y_i over
