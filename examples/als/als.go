@@ -62,16 +62,20 @@ type iteration struct {
 // every iteration.
 func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *ratings, p params, report func(iteration)) (*factorisation, error) {
 	rows := primitives.Tiled(annotate.Row)
-	yFut := primitives.AllGather(ctx, e, primitives.Random(ctx, e, []int{r.items, p.factors}, rows, p.seed))
-	y, err := yFut.Get(ctx)
+	random := primitives.Random(ctx, e, []int{r.items, p.factors}, rows, p.seed)
+	y, err := primitives.AllGather(ctx, e, random).Get(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if a, err := random.Get(ctx); err == nil {
+		a.Release() // gathered: its tiles are read by no one any more
+	}
 	out := &factorisation{y: y}
+	var x32, y32 []float32 // solver cg's float32 copies of X and Y
 	for k := 1; k <= p.iterations; k++ {
 		start := time.Now()
 		yty := gram(y.Data, p.factors)
-		xl, err := solveRows(ctx, e.Runtime(), &r.byUser, y.Data, yty, out.x.Data, p)
+		xl, err := solveRows(ctx, e.Runtime(), &r.byUser, y.Data, yty, out.x.Data, &y32, p)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +84,7 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 			return nil, err
 		}
 		xtx := gram(x.Data, p.factors)
-		yl, err := solveRows(ctx, e.Runtime(), &r.byItem, x.Data, xtx, y.Data, p)
+		yl, err := solveRows(ctx, e.Runtime(), &r.byItem, x.Data, xtx, y.Data, &x32, p)
 		if err != nil {
 			return nil, err
 		}
@@ -102,14 +106,21 @@ func als(ctx context.Context, e *primitives.Env, comm *runtime.Communicator, r *
 	return out, nil
 }
 
-// gather makes this locality's solved rows the tile of a row-tiled array
-// and all-gathers it (all_gather_d).
+// gather makes this locality's solved rows the tile of a row-tiled array,
+// all-gathers it (all_gather_d) and releases the array.
 func gather(ctx context.Context, e *primitives.Env, n, f int, local []float64) (primitives.Whole, error) {
 	a, err := primitives.NewArray(e, []int{n, f}, primitives.Tiled(annotate.Row), local)
 	if err != nil {
 		return primitives.Whole{}, err
 	}
-	return primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
+	w, err := primitives.AllGather(ctx, e, runtime.MakeReady(a)).Get(ctx)
+	if err == nil {
+		// The tile is read by no one any more: let it go now rather than
+		// when the collector finds the handle unreachable, which keeps
+		// an iteration's tiles alive into the next.
+		a.Release()
+	}
+	return w, err
 }
 
 // gram returns WᵀW (f x f, upper triangle filled, lower undefined) of the
@@ -160,19 +171,22 @@ func cut(s *sparseRows, f, lanes int) [][2]int {
 // diagonal is never formed, and p is zero off the rated entries. oto is
 // OᵀO (upper triangle); prev, the whole factor matrix of the rows from the
 // previous iteration (nil in the first), from which solver cg starts.
-// A row without ratings gets zero factors, the exact solution. The rows
+// buf32 keeps solver cg's float32 copy of o from one half-step to the
+// next. A row without ratings gets zero factors, the exact solution. The rows
 // are solved as tasks over all the locality's lanes (see cut).
-func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, prev []float64, p params) ([]float64, error) {
+func solveRows(ctx context.Context, rt *runtime.Runtime, s *sparseRows, o, oto, prev []float64, buf32 *[]float32, p params) ([]float64, error) {
 	f := p.factors
 	out := make([]float64, s.rows()*f)
 	block := func(r0, r1 int) error { return solveBlock(s, o, oto, p, r0, r1, out) }
 	if p.solver != solverExact {
-		a := fullGram(oto, f, p.reg)
+		a32 := make([]float32, f*f)
+		toFloat32(a32, fullGram(oto, f, p.reg))
 		var start []float64
 		if prev != nil {
 			start = prev[s.first*f : (s.first+s.rows())*f]
 		}
-		block = func(r0, r1 int) error { cgBlock(s, o, a, start, p, r0, r1, out); return nil }
+		o32 := mirror32(buf32, o)
+		block = func(r0, r1 int) error { cgBlock(s, o32, a32, start, p, r0, r1, out); return nil }
 	}
 	var tasks []*runtime.Future[struct{}]
 	for _, run := range cut(s, f, rt.Counters().Lanes) {
@@ -212,6 +226,9 @@ func solveBlock(s *sparseRows, o, oto []float64, p params, r0, r1 int, out []flo
 		}
 		scaled = scaled[:len(cols)*f]
 		for j, c := range cols {
+			if k := j + prefetchAhead; k < len(cols) {
+				prefetchRow64(o[int(cols[k])*f:], f)
+			}
 			oj := o[int(c)*f : (int(c)+1)*f]
 			conf := p.alpha * float64(vals[j])
 			w := math.Sqrt(conf)

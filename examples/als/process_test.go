@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +78,12 @@ func TestProcessFactorsDoNotDependOnLocalities(t *testing.T) {
 			t.Fatalf("%d localities %q: exit %d\n%s", run.n, args, code, out)
 		}
 		checkLossFalls(t, out)
+		if st, err := os.Stat(ratings); err == nil && run.input[0] == "--ratings" {
+			// The file's size, which the memory figures are judged against.
+			if want := fmt.Sprintf("s (a file of %d bytes)\n", st.Size()); !strings.Contains(out, want) {
+				t.Errorf("%d localities %q: no %q in\n%s", run.n, args, want, out)
+			}
+		}
 		got := map[string][]byte{}
 		for _, f := range []string{"X.csv", "Y.csv"} {
 			b, err := os.ReadFile(filepath.Join(outDir, f))
@@ -195,5 +203,45 @@ func TestProcessHelpAndMakeRatings(t *testing.T) {
 	want := fmt.Sprintf("als: wrote %d ratings (300 users x 200 items) to %s in ", n, path)
 	if !strings.HasPrefix(string(out), want) {
 		t.Errorf("als --make-ratings printed %q, want it to start %q", out, want)
+	}
+}
+
+// TestProcessMemory: the program keeps its heap near the live data
+// (gcPercent) unless GOGC says otherwise, and after the last iteration no
+// array is left alive (the gathered ones are released).
+func TestProcessMemory(t *testing.T) {
+	_, als := buildProgram(t)
+	peak := func(gogc string) (kib, arrays int) {
+		t.Helper()
+		cmd := exec.Command(als, "--synthetic", "20000,4000,0.005", "--factors", "64", "--iterations", "4",
+			"--memory-every", "4", "--loss-every", "0", "--quiet")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GOGC=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		if gogc != "" {
+			cmd.Env = append(cmd.Env, "GOGC="+gogc)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("als (GOGC %q): %v\n%s", gogc, err, out)
+		}
+		m := regexp.MustCompile(`memory: locality 0, iteration 4: peak RSS (\d+) KiB, (\d+) live arrays`).FindStringSubmatch(string(out))
+		if m == nil {
+			t.Fatalf("als (GOGC %q) printed no memory line after the last iteration:\n%s", gogc, out)
+		}
+		kib, _ = strconv.Atoi(m[1])
+		arrays, _ = strconv.Atoi(m[2])
+		return kib, arrays
+	}
+	own, ownArrays := peak("")
+	def, defArrays := peak("100")
+	t.Logf("peak RSS %d KiB (GOGC %d), %d KiB (GOGC 100)", own, gcPercent, def)
+	if float64(own) > 0.85*float64(def) {
+		t.Errorf("peak RSS %d KiB with the program's GOGC %d, %d KiB with GOGC=100: want at most 0.85 of it", own, gcPercent, def)
+	}
+	if ownArrays != 0 || defArrays != 0 {
+		t.Errorf("%d and %d arrays alive after the last iteration, want none", ownArrays, defArrays)
 	}
 }

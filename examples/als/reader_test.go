@@ -289,9 +289,12 @@ func allocated() uint64 {
 
 // TestCGNearExact: from the same start, 15 iterations of the CG solver
 // (3 steps a row) end within 0.5% of the exact solver's loss, and its loss
-// falls every iteration.
+// falls every iteration. The data are large enough that the two
+// trajectories end near the same point: at 150 x 90 the loss after 15
+// iterations is still far from converged and the two solvers' differ by
+// -1.4% to +1.8% with the seed, at 600 x 300 by -0.4% to +0.3%.
 func TestCGNearExact(t *testing.T) {
-	g := synthetic{users: 150, items: 90, density: 0.08, seed: 11}
+	g := synthetic{users: 600, items: 300, density: 0.05, seed: 11}
 	p := params{factors: 8, iterations: 15, reg: 0.1, alpha: 40, seed: 3, solver: solverExact, lossEvery: 1} // alpha: the program's default
 	exact, _, err := runLocal(t, 1, options{synthetic: g, params: p})
 	if err != nil {
