@@ -6,7 +6,7 @@
 #                                              contain one of the words
 #   SECTIONS=als-large bash bench/run.sh       ALS at MovieLens-20M's scale
 #                                              (optional: only by its name;
-#                                              minutes and a 520 MB file)
+#                                              minutes and a 540 MB file)
 #   go run ./bench/harness -report             the report alone, from the
 #                                              result files
 #
