@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,8 +38,19 @@ func linalg(bin string) plan {
 		return j
 	}
 	tess := func(name, localities string, args ...string) job { return traced(name, localities, nil, args...) }
-	lapack := func(name string, args ...string) job {
+	lapackJob := func(name string, args ...string) job {
 		return job{name: name, argv: append([]string{"@lapack"}, args...), env: []string{"OPENBLAS_NUM_THREADS=2"}, timeout: long}
+	}
+	haveLAPACK := have(bin, "lapack")
+	if !haveLAPACK {
+		say("linalg: no bench/lapack program in %s (it needs OpenBLAS and LAPACKE): the LAPACK rows will be missing", bin)
+	}
+	// lapack is the job, or none without the program.
+	lapack := func(name string, args ...string) []job {
+		if !haveLAPACK {
+			return nil
+		}
+		return []job{lapackJob(name, args...)}
 	}
 	haveMPI := have(bin, "scalapack_factor")
 	scalapack := func(op, n, block string) job {
@@ -57,7 +69,7 @@ func linalg(bin string) plan {
 		say("linalg: %s lacks Dask or SciPy: the Dask rows will be missing", python)
 	}
 	factor := func(op, lapackOp, n string) []job {
-		js := []job{tess(op, s.Localities, "--ops", op, "-n", n), lapack("d"+lapackOp, "-op", lapackOp, "-n", n)}
+		js := append([]job{tess(op, s.Localities, "--ops", op, "-n", n)}, lapack("d"+lapackOp, "-op", lapackOp, "-n", n)...)
 		if haveMPI {
 			for _, b := range s.ScaLAPACKBlocks {
 				js = append(js, scalapack(lapackOp, n, b))
@@ -77,20 +89,20 @@ func linalg(bin string) plan {
 			js = append(js, alternate(rep, factor("lu", "getrf", n))...)
 		}
 		shape := []string{"-m", s.TSQRRows, "--cols", s.TSQRCols}
-		q := []job{
+		q := append([]job{
 			tess("tsqr", s.Localities, append([]string{"--ops", "tsqr"}, shape...)...),
 			tess("tsqr-r", s.Localities, append([]string{"--ops", "tsqr", "--tsqr-q=false"}, shape...)...),
-			lapack("dgeqrf", "-op", "geqrf", "-m", s.TSQRRows, "-cols", s.TSQRCols),
-		}
+		}, lapack("dgeqrf", "-op", "geqrf", "-m", s.TSQRRows, "-cols", s.TSQRCols)...)
 		if dask {
 			q = append(q, daskJob("tsqr", "-m", s.TSQRRows, "--cols", s.TSQRCols, "--row-chunks", s.DaskSplit))
 		}
 		js = append(js, alternate(rep, q)...)
 		svdArgs := []string{"-m", s.SVDRows, "--cols", s.SVDCols, "--rank", s.SVDRank, "--power", s.SVDPower, "--oversample", s.SVDOversample}
-		// The SVD checks its values against LAPACK's (of its R factor).
+		// The SVD checks its values against LAPACK's (of the matrix's
+		// factors), and the section's check against gesdd's.
 		svd := tess("svd", s.Localities, append([]string{"--ops", "svd"}, svdArgs...)...)
 		svd.argv = append(svd.argv, "--check=true")
-		v := []job{svd, lapack("dgesdd", "-op", "gesdd", "-m", s.SVDRows, "-cols", s.SVDCols, "-rank", s.SVDRank)}
+		v := append([]job{svd}, lapack("dgesdd", "-op", "gesdd", "-m", s.SVDRows, "-cols", s.SVDCols, "-rank", s.SVDRank)...)
 		if dask {
 			v = append(v, daskJob("svd", append(svdArgs, "--row-chunks", s.DaskSplit)...))
 		}
@@ -109,9 +121,37 @@ func linalg(bin string) plan {
 	phases := []phase{{reps, jobs}, {reps, scale}}
 	if !strings.Contains(" "+strings.Join(s.Cholesky, " ")+" ", " "+s.ScaleN+" ") {
 		// The scaling rows' efficiency needs dpotrf of their order.
-		phases = append(phases, phase{reps, func(int) []job { return []job{lapack("dpotrf", "-op", "potrf", "-n", s.ScaleN)} }})
+		phases = append(phases, phase{reps, func(int) []job { return lapack("dpotrf", "-op", "potrf", "-n", s.ScaleN) }})
 	}
-	return plan{name: "linalg", phases: phases}
+	return plan{name: "linalg", phases: phases, check: sameValues("sigma", 1e-8)}
+}
+
+// sameValues checks that the lines in unit of the same benchmark (the
+// truncated SVD's singular values and gesdd's, by index) agree within
+// rel of the first of them.
+func sameValues(unit string, rel float64) func([]string) error {
+	return func(lines []string) error {
+		first := map[string]float64{}
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) < 4 || f[3] != unit {
+				continue
+			}
+			v, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", l, err)
+			}
+			w, ok := first[f[0]]
+			if !ok {
+				first[f[0]] = v
+				continue
+			}
+			if math.Abs(v-w) > rel*math.Abs(w) {
+				return fmt.Errorf("%s: %.17g against %.17g, more than %g apart relatively", f[0], v, w, rel)
+			}
+		}
+		return nil
+	}
 }
 
 // linalgSizes drops the block and chunk sizes from a benchmark name

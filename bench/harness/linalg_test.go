@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +49,9 @@ func TestLinalgPlan(t *testing.T) {
 	t.Setenv("LINALG_SCALE_N", "2048")
 	t.Setenv("LINALG_SCALE_P", "1 2")
 	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "lapack"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	p := linalg(bin)
 	if p.name != "linalg" || len(p.phases) != 3 {
 		t.Fatalf("plan %s with %d phases, want linalg with 3 (the scaling order has no dpotrf of its own)", p.name, len(p.phases))
@@ -68,5 +73,17 @@ func TestLinalgPlan(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no command %q in\n%s", want, all)
 		}
+	}
+}
+
+func TestSameValues(t *testing.T) {
+	lines := []string{"BenchmarkSVDValue/m=9/cols=3/i=0 1 2.5 sigma", "BenchmarkSVDValue/m=9/cols=3/i=1 1 1.25 sigma", "BenchmarkCholesky/n=8 1 0.5 s/op",
+		"BenchmarkSVDValue/m=9/cols=3/i=0 1 2.5000000000001 sigma"}
+	if err := sameValues("sigma", 1e-8)(lines); err != nil {
+		t.Error(err)
+	}
+	bad := append(lines, "BenchmarkSVDValue/m=9/cols=3/i=1 1 1.26 sigma")
+	if err := sameValues("sigma", 1e-8)(bad); err == nil || !strings.Contains(err.Error(), "i=1") {
+		t.Errorf("values 1.25 and 1.26: error %v, want one naming i=1", err)
 	}
 }

@@ -8,7 +8,8 @@
  *   lapack -op geqrf -m 4000000 -cols 64  BenchmarkDgeqrf/m=.../cols=64 ...
  *   lapack -op gesdd -m 200000 -cols 2000 -rank 20
  *                                       BenchmarkDgesdd/m=.../cols=... 1 S s/op
- *                                       and "sigma I VALUE" for I < rank
+ *                                       and for I < rank the value
+ *                                       BenchmarkSVDValue/m=.../cols=.../i=I 1 V sigma
  *
  * -repeat R times R factorisations (the matrix made again before each,
  * untimed) and prints the fastest. The elements are examples/linalg's,
@@ -152,7 +153,7 @@ int main(int argc, char **argv) {
 	else {
 		printf("BenchmarkD%s/m=%d/cols=%d 1 %.6f s/op\n", op, m, cols, best);
 		for (int i = 0; i < rank; i++)
-			printf("sigma %d %.17g\n", i, s[i]);
+			printf("BenchmarkSVDValue/m=%d/cols=%d/i=%d 1 %.17g sigma\n", m, cols, i, s[i]);
 	}
 	free(s);
 	free(a);
