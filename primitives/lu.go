@@ -37,7 +37,11 @@ type LUFactors struct {
 // trsm(k,j) makes U's block row, sent once to the localities below it,
 // and gemm(i,j,k) updates the trailing tiles. The panel of step k+1
 // starts once its own column is updated (lookahead). On a 1 x q grid
-// every block column is on one locality and swaps move nothing.
+// every block column is on one locality and swaps move nothing, and each
+// locality updates its block columns right of the panel in two tasks: the
+// next panel's column, then, once its own next panel is factored, all the
+// others, contiguous in its local matrix, with one trsm and one gemm
+// (update(k,j0:j1)).
 //
 // A pivot whose magnitude is at most n·ε·max|a| (or NaN) fails the result
 // on every locality with a *SingularError naming its global column.
