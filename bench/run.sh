@@ -11,8 +11,8 @@
 #                                              result files
 #
 # The shell only builds the programs and installs what the baselines need
-# (Open MPI, NumPy, Dask, OpenBLAS, when root); bench/harness runs the
-# sections (which jobs, in which order, how many times), writes one result
+# (Open MPI, ScaLAPACK, NumPy, SciPy, Dask, OpenBLAS, when root);
+# bench/harness runs the sections (which jobs, in which order, how many times), writes one result
 # file per section in Go's benchmark format to bench/results/, and renders
 # the report with bench/report, which holds the targets. The counts come
 # from the environment: REPS (3), LREPS, and those bench/harness/plans.go
@@ -34,6 +34,10 @@ build cannon ./examples/cannon
 build als ./examples/als
 build kmeans ./examples/kmeans
 build conv1d ./bench/conv1d
+build linalg ./examples/linalg
+if [ "$openblas" = 1 ]; then
+	cc -O2 -o "$work/lapack" bench/lapack/lapack.c $(pkg-config --cflags --libs lapacke openblas) -lm || say "bench/lapack failed: no LAPACK rows"
+fi
 go build -o "$work/tracejob" ./runtime/testdata/tracejob
 
 MPICC=${MPICC:-mpicc}
@@ -41,9 +45,12 @@ if apt_ensure "command -v $MPICC && command -v mpirun" openmpi-bin libopenmpi-de
 	for prog in allreduce pingpong stream; do
 		"$MPICC" -O2 -o "$work/mpi_$prog" "bench/mpi/$prog.c" || say "$MPICC bench/mpi/$prog.c failed: no Open MPI rows"
 	done
+	apt_ensure 'ldconfig -p | grep -q libscalapack-openmpi' libscalapack-openmpi-dev &&
+		{ "$MPICC" -O2 -o "$work/scalapack_factor" bench/mpi/scalapack_factor.c -lscalapack-openmpi -lm || say "bench/mpi/scalapack_factor.c failed: no ScaLAPACK rows"; }
 fi
 apt_ensure '/usr/bin/python3 -c "import numpy"' python3-numpy || true
 apt_ensure '/usr/bin/python3 -c "import dask.array"' python3-dask || true
+apt_ensure '/usr/bin/python3 -c "import scipy.linalg"' python3-scipy || true
 apt_ensure '/usr/bin/python3 -c "import zarr"' python3-zarr || true
 apt_ensure '/usr/bin/python3 -c "import sklearn"' python3-sklearn || true
 

@@ -2,6 +2,7 @@ package primitives
 
 import (
 	goruntime "runtime"
+	"sync"
 
 	"github.com/tessera-amt/tessera/internal/linalg"
 	"gonum.org/v1/gonum/blas"
@@ -22,11 +23,12 @@ import (
 type pureBLAS struct {
 	blas.Float64
 	gemm *linalg.Gemmer // nil: the CPU runs no kernel of linalg's Gemm
+	bt   *sync.Pool     // of *[]float64: the transposed B of Dgemm's A·Bᵀ between calls
 }
 
 // newPureBLAS returns pureBLAS over base.
 func newPureBLAS(base blas.Float64) pureBLAS {
-	return pureBLAS{Float64: base, gemm: linalg.NewGemmer()}
+	return pureBLAS{Float64: base, gemm: linalg.NewGemmer(), bt: &sync.Pool{New: func() any { return new([]float64) }}}
 }
 
 // Dsyrk sets C = alpha·AᵀA + beta·C (t Trans) or alpha·AAᵀ + beta·C (t
@@ -59,12 +61,31 @@ const (
 )
 
 // Dgemm sets C = alpha·op(A)·op(B) + beta·C as the BLAS's Dgemm does. For
-// A and B not transposed, on a CPU with AVX-512 or AVX2 and FMA, it runs
+// A not transposed (B transposed or not: a transposed B is copied
+// untransposed first), on a CPU with AVX-512 or AVX2 and FMA, it runs
 // linalg's Gemm (a packed, blocked product around an 8 x 16 AVX-512 or a
 // 4 x 8 AVX2 micro-kernel; on one core about 6 and 3.5 times gonum's rate
 // on both, BenchmarkGemm); every other call goes to the BLAS.
 func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, bm []float64, ldb int, beta float64, c []float64, ldc int) {
 	size := m * n * k
+	if tA == blas.NoTrans && tB == blas.Trans && b.gemm != nil && size >= minGemm && m > 0 && n > 0 && k > 0 && ldb >= k && len(bm) >= ldb*(n-1)+k {
+		// B is n x k: its transpose, copied (k·n elements against the
+		// product's m·n·k operations), goes to linalg's Gemm too, as
+		// Cholesky's trailing updates L(i)·L(j)ᵀ need.
+		bt := b.bt.Get().(*[]float64)
+		if cap(*bt) < k*n {
+			*bt = make([]float64, k*n)
+		}
+		t := (*bt)[:k*n]
+		for r := range n {
+			for x, v := range bm[r*ldb : r*ldb+k] {
+				t[x*n+r] = v
+			}
+		}
+		b.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, lda, t, n, beta, c, ldc)
+		b.bt.Put(bt)
+		return
+	}
 	if tA != blas.NoTrans || tB != blas.NoTrans || b.gemm == nil || m < 1 || n < 1 || k < 1 || size < minGemm ||
 		lda < k || ldb < n || ldc < n || len(a) < lda*(m-1)+k || len(bm) < ldb*(k-1)+n || len(c) < ldc*(m-1)+n {
 		b.Float64.Dgemm(tA, tB, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)

@@ -204,8 +204,8 @@ func BenchmarkSmallDpotrf(b *testing.B) {
 }
 
 // TestSmallDgemmMatchesGonum: pureBLAS's Dgemm gives gonum's result,
-// through linalg.Gemm (A and B not transposed) and through gonum (the
-// transposed and the tiny products), for betas that keep, scale and
+// through linalg.Gemm (A not transposed; B transposed or not) and through
+// gonum (A transposed and the tiny products), for betas that keep, scale and
 // overwrite C and an alpha of 0.
 func TestSmallDgemmMatchesGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -221,6 +221,8 @@ func TestSmallDgemmMatchesGonum(t *testing.T) {
 		{blas.NoTrans, blas.NoTrans, 3, 3, 3, 1, 1},
 		{blas.Trans, blas.NoTrans, 20, 30, 40, 1, 1},
 		{blas.NoTrans, blas.Trans, 20, 30, 40, 1, 0},
+		{blas.NoTrans, blas.Trans, 70, 80, 90, -1, 1},
+		{blas.NoTrans, blas.Trans, 3, 3, 3, 1, 1},
 	} {
 		ra, ca := cs.m, cs.k
 		if cs.tA == blas.Trans {

@@ -226,7 +226,8 @@
 // elements that change owner. Cholesky, LU (partial pivoting), QR and the
 // solves (SolveTriangular, SolveSPD, SolveLU, LeastSquares) run one task
 // per tile kernel on the tile's owner — named after the kernel and tile,
-// potrf(k,k), trsm(i,k), syrk(i,i,k), gemm(i,j,k), laswp(k,j) — with
+// potrf(k,k), trsm(i,k), syrk(i,i,k), gemm(i,j,k), laswp(k,j); LU on a
+// 1 x q grid one update(k,j0:j1) of a locality's whole block row — with
 // futures as the dependencies, so the next panel starts while the trailing
 // update runs; each tile reaches each locality that needs it once per
 // step. TSQR reduces the local QRs of a tall-skinny matrix along a tree;

@@ -37,7 +37,11 @@ type LUFactors struct {
 // trsm(k,j) makes U's block row, sent once to the localities below it,
 // and gemm(i,j,k) updates the trailing tiles. The panel of step k+1
 // starts once its own column is updated (lookahead). On a 1 x q grid
-// every block column is on one locality and swaps move nothing.
+// every block column is on one locality and swaps move nothing, and each
+// locality updates its block columns right of the panel in two tasks: the
+// next panel's column, then, once its own next panel is factored, all the
+// others, contiguous in its local matrix, with one trsm and one gemm
+// (update(k,j0:j1)).
 //
 // A pivot whose magnitude is at most n·ε·max|a| (or NaN) fails the result
 // on every locality with a *SingularError naming its global column.
@@ -130,11 +134,10 @@ func (g *luGraph) getrf(k int) (blas64.General, error) {
 	return blas64.General{Rows: p.Rows + 1, Cols: p.Cols, Stride: p.Cols, Data: out}, nil
 }
 
-// laswp applies the pivots of panel (its last row) to block column j
-// from row k*nb down.
-func (g *luGraph) laswp(k, j int, panel blas64.General) {
+// laswp applies the pivots of panel (its last row), the panel of step k,
+// to the columns c (whole local columns, from global row 0).
+func (g *luGraph) laswp(k int, c blas64.General, panel blas64.General) {
 	nb := g.v.c.RowBlock
-	c := g.column(j, 0)
 	piv := panel.Data[(panel.Rows-1)*panel.Stride:]
 	for t := range panel.Cols {
 		r, s := k*nb+t, int(piv[t])
@@ -143,6 +146,70 @@ func (g *luGraph) laswp(k, j int, panel blas64.General) {
 			for x := range a {
 				a[x], b[x] = b[x], a[x]
 			}
+		}
+	}
+}
+
+// span is this locality's block columns j0 (one of its own) to j1-1
+// (those of them it has, contiguous in its local matrix on a 1 x q grid) from global row r0
+// down.
+func (g *luGraph) span(j0, j1, r0 int) blas64.General {
+	v := g.v
+	c0 := (j0 / v.c.GridCols) * v.c.ColBlock
+	c1 := v.ld
+	if j1 < v.nbc {
+		c1 = (j1 / v.c.GridCols) * v.c.ColBlock
+		if j1%v.c.GridCols > j0%v.c.GridCols {
+			c1 += v.c.ColBlock // one more of ours in the last period before j1
+		}
+	}
+	rows, cols := v.m-r0, c1-c0
+	off := r0*v.ld + c0
+	return blas64.General{Rows: rows, Cols: cols, Stride: v.ld, Data: v.data[off : off+(rows-1)*v.ld+cols]}
+}
+
+// update adds to g the task of step k that applies the panel's row swaps
+// to this locality's block columns j0 to j1-1 (j0 > k, its own), solves
+// U's block row in them and updates the trailing rows below it, as one
+// product of the panel's L with the whole block row. It waits for after
+// too, when not nil.
+func (lu *luGraph) update(g *tileGraph, ver [][]tileFuture, panel, after tileFuture, k, j0, j1 int) {
+	v := lu.v
+	nb, nt := v.c.RowBlock, v.nbr
+	var cols []int
+	for j := j0; j < j1; j++ {
+		if v.mine(k, j) {
+			cols = append(cols, j)
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	in := []tileFuture{panel}
+	for _, j := range cols {
+		for i := k; i < nt; i++ {
+			in = append(in, ver[i][j])
+		}
+	}
+	if after != nil {
+		in = append(in, after)
+	}
+	f := g.task(fmt.Sprintf("update(%d,%d:%d)", k, cols[0], cols[len(cols)-1]), func(vs []blas64.General) (blas64.General, error) {
+		p := vs[0]
+		lu.laswp(k, lu.span(cols[0], j1, 0), p)
+		c := lu.span(cols[0], j1, k*nb)
+		u := blas64.General{Rows: p.Cols, Cols: c.Cols, Stride: c.Stride, Data: c.Data}
+		blas64.Trsm(blas.Left, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.Unit, N: p.Cols, Stride: p.Stride, Data: p.Data}, u)
+		if c.Rows > p.Cols {
+			l := blas64.General{Rows: c.Rows - p.Cols, Cols: p.Cols, Stride: p.Stride, Data: p.Data[p.Cols*p.Stride:]}
+			below := blas64.General{Rows: c.Rows - p.Cols, Cols: c.Cols, Stride: c.Stride, Data: c.Data[p.Cols*c.Stride:]}
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l, u, 1, below)
+		}
+		return u, nil
+	}, in...)
+	for _, j := range cols {
+		for i := k; i < nt; i++ {
+			ver[i][j] = f
 		}
 	}
 }
@@ -172,6 +239,10 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 	for l := range all {
 		all[l] = true
 	}
+	// rest: the update of the previous step's columns after the
+	// lookahead one, made once this step's panel task is, so that it
+	// waits for that panel here (the critical path goes first).
+	var rest func(after tileFuture)
 	for k := range nt {
 		prow := v.m - k*nb + 1
 		if v.mine(k, k) {
@@ -188,8 +259,17 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 		} else {
 			panels[k] = g.recv(v.owner(k, k), uint64(k), prow, v.cols(k))
 		}
-		for j := range nt {
-			if j == k || !v.mine(k, j) {
+		if rest != nil {
+			var after tileFuture
+			if v.mine(k, k) {
+				after = panels[k]
+			}
+			rest(after)
+			rest = nil
+		}
+		// Columns left of the panel: the row swaps only.
+		for j := range k {
+			if !v.mine(k, j) {
 				continue
 			}
 			in := []tileFuture{panels[k]}
@@ -197,30 +277,29 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 				in = append(in, ver[i][j])
 			}
 			sw := g.task(fmt.Sprintf("laswp(%d,%d)", k, j), func(vs []blas64.General) (blas64.General, error) {
-				lu.laswp(k, j, vs[0])
+				lu.laswp(k, lu.column(j, 0), vs[0])
 				return v.tile(k, j), nil
 			}, in...)
-			if j < k {
-				for i := k; i < nt; i++ {
-					ver[i][j] = sw
-				}
-				continue
-			}
-			u := g.task(fmt.Sprintf("trsm(%d,%d)", k, j), func(vs []blas64.General) (blas64.General, error) {
-				p := vs[0]
-				blas64.Trsm(blas.Left, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.Unit, N: p.Cols, Stride: p.Stride, Data: p.Data}, vs[1])
-				return vs[1], nil
-			}, panels[k], sw)
-			ver[k][j] = u
-			for i := k + 1; i < nt; i++ {
-				ver[i][j] = g.task(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), func(vs []blas64.General) (blas64.General, error) {
-					p, t := vs[0], v.tile(i, j)
-					l := blas64.General{Rows: v.rows(i), Cols: p.Cols, Stride: p.Stride, Data: p.Data[(i-k)*nb*p.Stride:]}
-					blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l, vs[1], 1, t)
-					return t, nil
-				}, panels[k], u, sw)
+			for i := k; i < nt; i++ {
+				ver[i][j] = sw
 			}
 		}
+		// Columns right of it: this locality's next one (k+1's panel,
+		// lookahead) on its own, then the others, contiguous in the local
+		// matrix, in one task: swaps, U's block row and the trailing
+		// update as one product each.
+		first := k + 1
+		if first < nt && v.mine(k, first) {
+			lu.update(g, ver, panels[k], nil, k, first, first+1)
+			first += v.c.GridCols
+		}
+		if first < nt {
+			k, first, panel := k, first, panels[k]
+			rest = func(after tileFuture) { lu.update(g, ver, panel, after, k, first, nt) }
+		}
+	}
+	if rest != nil {
+		rest(nil)
 	}
 	if err := g.wait(ctx); err != nil {
 		return nil, err

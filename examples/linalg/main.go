@@ -55,6 +55,7 @@ type options struct {
 	gridQ      int
 	grid2D     bool
 	oversample int
+	formQ      bool
 }
 
 var allOps = []string{"cholesky", "lu", "qr", "tsqr", "svd"}
@@ -75,6 +76,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.oversample, "oversample", 10, "oversampling of the truncated SVD's sketch")
 	fs.StringVar(&ops, "ops", strings.Join(allOps, ","), "factorisations to run, comma-separated: "+strings.Join(allOps, ", "))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the generated matrices")
+	fs.BoolVar(&o.formQ, "tsqr-q", true, "tsqr forms Q explicitly (false: R and the implicit Q only; no residuals)")
 	fs.BoolVar(&o.check, "check", true, "gather the factors on locality 0 and print the residuals")
 	fs.BoolVar(&o.baseline, "baseline", false, "also time one-process LAPACK on locality 0")
 	if err := fs.Parse(args); err != nil {

@@ -332,7 +332,7 @@ func (r *runner) tsqr(ctx context.Context) error {
 	}
 	var f primitives.QRFactors
 	secs, err := r.timed(ctx, func() error {
-		f, err = primitives.TSQR(ctx, e, runtime.MakeReady(a), true).Get(ctx)
+		f, err = primitives.TSQR(ctx, e, runtime.MakeReady(a), r.o.formQ).Get(ctx)
 		return err
 	})
 	if err != nil {
@@ -340,7 +340,12 @@ func (r *runner) tsqr(ctx context.Context) error {
 	}
 	// geqrf and forming Q, each 2mc² − 2c³/3.
 	fm, fc := float64(m), float64(c)
-	flops := 2 * (2*fm*fc*fc - 2*fc*fc*fc/3)
+	geqrf := 2*fm*fc*fc - 2*fc*fc*fc/3
+	if !r.o.formQ {
+		r.report("TSQR", fmt.Sprintf("m=%d/cols=%d/q=false", m, c), fmt.Sprintf("TSQR of %dx%d, R only", m, c), secs, geqrf)
+		return nil
+	}
+	flops := 2 * geqrf
 	r.report("TSQR", fmt.Sprintf("m=%d/cols=%d", m, c), fmt.Sprintf("TSQR of %dx%d with explicit Q", m, c), secs, flops)
 	if !r.o.check && !r.o.baseline {
 		return nil
@@ -377,60 +382,4 @@ func (r *runner) tsqr(ctx context.Context) error {
 		fmt.Fprintf(r.out, "BenchmarkDgeqrf/m=%d/cols=%d 1 %.6f s/op %.3f GFLOP/s\n", m, c, s, flops/2/s/1e9)
 	}
 	return nil
-}
-
-func (r *runner) svd(ctx context.Context) error {
-	e, m, c, k := r.e, r.o.m, r.o.cols, r.o.rank
-	// Singular values decaying as 2^-t: a sum of c rank-one terms.
-	a, err := r.generate([]int{m, c}, func(i, j int) float64 {
-		s := 0.0
-		for t := range c {
-			s += math.Ldexp(uniform(r.o.seed+3+uint64(t), i, 0)*uniform(r.o.seed+1000+uint64(t), j, 0), -t)
-		}
-		return s
-	})
-	if err != nil {
-		return err
-	}
-	var f primitives.SVDFactors
-	opts := primitives.TruncatedSVDOptions{Oversample: r.o.oversample, PowerIters: r.o.power, Seed: r.o.seed}
-	if r.o.power == 0 {
-		opts.PowerIters = -1
-	}
-	secs, err := r.timed(ctx, func() error {
-		f, err = primitives.TruncatedSVD(ctx, e, runtime.MakeReady(a), k, opts).Get(ctx)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	l := float64(min(k+r.o.oversample, c))
-	// The products with A dominate: 2·(power+1) of A·Z and Aᵀ·Q each.
-	flops := 2 * float64(r.o.power+1) * 2 * float64(m) * float64(c) * l
-	r.report("TruncatedSVD", fmt.Sprintf("m=%d/cols=%d/rank=%d", m, c, k), fmt.Sprintf("truncated SVD of %dx%d, rank %d, %d power iterations", m, c, k, r.o.power), secs, flops)
-	if !r.o.check {
-		return nil
-	}
-	A, err := r.whole(ctx, a)
-	if err != nil {
-		return err
-	}
-	if e.Locality() != 0 {
-		return nil
-	}
-	var svd mat.SVD
-	start := time.Now()
-	if !svd.Factorize(A, mat.SVDNone) {
-		return fmt.Errorf("gonum's SVD did not converge")
-	}
-	s := time.Since(start).Seconds()
-	want := svd.Values(nil)
-	worst := 0.0
-	for i, v := range f.Values {
-		worst = max(worst, math.Abs(v-want[i])/want[i])
-	}
-	if r.o.baseline {
-		fmt.Fprintf(r.out, "BenchmarkGesvd/m=%d/cols=%d 1 %.6f s/op\n", m, c, s)
-	}
-	return r.residual("svd", fmt.Sprintf("largest relative difference of the %d leading singular values from gonum's", k), worst, 1e-8)
 }
