@@ -11,7 +11,7 @@
 #                                              result files
 #
 # The shell only builds the programs and installs what the baselines need
-# (Open MPI, NumPy, Dask, OpenBLAS, when root); bench/harness runs the
+# (Open MPI, NumPy, Dask, OpenBLAS, UCX, when root); bench/harness runs the
 # sections (which jobs, in which order, how many times), writes one result
 # file per section in Go's benchmark format to bench/results/, and renders
 # the report with bench/report, which holds the targets. The counts come
@@ -29,6 +29,9 @@ say "building the programs in $work"
 go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
 build tessera ./cmd/tessera
 for p in pingpong collbench rawcoll latbench retile zarrio; do go build -o "$work/$p" "./bench/$p"; done
+if apt_ensure 'pkg-config --exists ucx' libucx-dev pkg-config; then # the ucx parcelport's rows
+	go build -tags ucx -o "$work/pingpong-ucx" ./bench/pingpong || say "no ucx build of bench/pingpong: no ucx rows"
+fi
 build dgemm ./bench/cannon
 build cannon ./examples/cannon
 build als ./examples/als
