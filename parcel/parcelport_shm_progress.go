@@ -46,13 +46,24 @@ type ringProgress struct {
 }
 
 // waitShared is a ring reader's wait when the port has several readers:
-// parked in the loop, then asleep on the ring's futex if the loop sends
-// it there. It returns once pk.ready or pk.stop reports true.
+// parked in the loop, then asleep on its doorbell if the loop sends it
+// there; asleep at once when the loop would not spin. It returns once
+// pk.ready or pk.stop reports true.
 func (s *SHM) waitShared(pk *ringPark, w ringWait) {
+	g := &s.progress
+	if !w.poll && int(g.readers.Load())+1 > goruntime.NumCPU() {
+		// Blocking, with more localities on the machine than cores: a
+		// spinning loop would take a core from a locality whose
+		// message it waits for.
+		w.spin = 0
+	}
+	if w.spin <= 0 {
+		w.wait(&pk.in.ctl.dataSeq, &pk.in.ctl.readerSleeps, pk.ready, pk.stop)
+		return
+	}
 	if pk.ready() || pk.stop() {
 		return
 	}
-	g := &s.progress
 	g.mu.Lock()
 	g.parked = append(g.parked, pk)
 	start := !g.running
@@ -77,12 +88,6 @@ func (s *SHM) progressLoop(w ringWait) {
 		w.polling.Add(1)
 		defer w.polling.Add(-1)
 	}
-	if !w.poll && int(g.readers.Load())+1 > goruntime.NumCPU() {
-		// Blocking, with more localities on the machine than cores: a
-		// spinning loop would take a core from a locality whose
-		// message it waits for.
-		w.spin = 0
-	}
 	last := time.Now() // when the loop last found data, or woke
 	for i := 1; ; i++ {
 		g.mu.Lock()
@@ -104,7 +109,7 @@ func (s *SHM) progressLoop(w ringWait) {
 			goruntime.Gosched() // the readers it woke run on this processor
 			continue
 		}
-		giveUp := w.spin <= 0
+		giveUp := false
 		if w.poll {
 			goruntime.Gosched()
 			ringYield()
