@@ -11,9 +11,10 @@
 #                                              result files
 #
 # The shell only builds the programs and installs what the baselines need
-# (Open MPI, ScaLAPACK, NumPy, SciPy, Dask, OpenBLAS, when root);
-# bench/harness runs the sections (which jobs, in which order, how many times), writes one result
-# file per section in Go's benchmark format to bench/results/, and renders
+# (Open MPI, ScaLAPACK, NumPy, SciPy, Dask, OpenBLAS, UCX, when root);
+# bench/harness runs the sections (which jobs, in which order, how many
+# times), writes one result file per section in Go's benchmark format
+# to bench/results/, and renders
 # the report with bench/report, which holds the targets. The counts come
 # from the environment: REPS (3), LREPS, and those bench/harness/plans.go
 # reads.
@@ -29,6 +30,9 @@ say "building the programs in $work"
 go test -c -o /dev/null ./bench/ # compile errors show up here, before anything is timed
 build tessera ./cmd/tessera
 for p in pingpong collbench rawcoll latbench retile zarrio; do go build -o "$work/$p" "./bench/$p"; done
+if apt_ensure 'pkg-config --exists ucx' libucx-dev pkg-config; then # the ucx parcelport's rows
+	go build -tags ucx -o "$work/pingpong-ucx" ./bench/pingpong || say "no ucx build of bench/pingpong: no ucx rows"
+fi
 build dgemm ./bench/cannon
 build cannon ./examples/cannon
 build als ./examples/als

@@ -22,7 +22,7 @@ type SHMConfig struct {
 	// DefaultRingBytes.
 	RingBytes int
 	// SpinFor is how long a ring reader (or a writer waiting for room)
-	// spins before it sleeps on a futex, when the port does not poll
+	// spins before it sleeps, when the port does not poll
 	// (PollFor is 0); 50µs. Negative: sleep at once.
 	SpinFor time.Duration
 }
@@ -67,7 +67,7 @@ const DefaultRingBytes = 1 << 20
 // through an entry, or writes garbage, spoils only the ring it shares
 // with this locality, which goes down with it, where a receiver's shared
 // ring would be blocked for every sender. The price is a reader per peer
-// on the node (a goroutine, and a thread while it sleeps on its futex)
+// on the node (a goroutine, parked while it sleeps)
 // and 2 × RingBytes of memory per pair, touched only as far as the
 // traffic goes.
 //
@@ -82,10 +82,15 @@ const DefaultRingBytes = 1 << 20
 // # Waiting
 //
 // A ring reader polls its ring for PollFor when the port polls, else spins
-// for SpinFor; then it sleeps on a futex in the ring's control, which the
-// writer wakes when it finds the reader's sleeper flag raised (see
-// ring.publish: no lost wake-ups). An idle reader costs no processor time.
-// A writer that finds its ring full waits the same way for room; a large
+// for SpinFor (with several peers on the machine, one loop spins for all
+// the readers: parcelport_shm_progress.go); then it raises its sleeper
+// flag in the ring's control and sleeps on its doorbell, a channel: when
+// the writer finds the flag raised (see ring.publish: no lost wake-ups) it
+// sends a doorbell parcel on the TCP connection, whose reader rings it. A
+// futex would be the cheaper wake-up, but a thread asleep in one keeps the
+// process's processor (see ringWait); the TCP reader waits in Go's network
+// poller instead. An idle reader costs no processor time. A writer that
+// finds its ring full waits for room on the ring's futex; a large
 // chunk is copied into the ring piece by piece while the reader copies the
 // pieces out into the chunk's memory: each byte is copied twice (into the
 // ring, out of it), with nothing staged between. Tiles that already live in
@@ -116,6 +121,8 @@ type SHM struct {
 	ready   chan struct{} // closed once tcp is set: the handler waits for it
 	wg      sync.WaitGroup
 	polling atomic.Int32 // ring waiters spinning now
+
+	progress ringProgress // the ring readers' loop when there are several (parcelport_shm_progress.go)
 
 	// offerHook, if not nil, changes each offer, or the segment it
 	// offers, before it is sent (tests).
@@ -218,7 +225,7 @@ func (s *SHM) slot(id uint32, create bool) *shmPeer {
 	if p := s.peers[id]; p != nil {
 		return p
 	}
-	p := &shmPeer{tcp: tp, upgraded: make(chan struct{})}
+	p := &shmPeer{tcp: tp, upgraded: make(chan struct{}), bell: make(chan struct{}, 1)}
 	p.init(id)
 	s.peers[id] = p
 	var n uint32

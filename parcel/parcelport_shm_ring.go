@@ -25,13 +25,36 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// waiter is how the port's ring readers and writers wait (ringWait).
-func (s *SHM) waiter() ringWait {
-	if s.cfg.PollFor > 0 {
-		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling}
+// waiter is how the port's ring reader of p waits (ringWait): asleep, on
+// p's doorbell.
+func (s *SHM) waiter(p *shmPeer) ringWait {
+	park := func() {
+		select {
+		case <-p.bell:
+		case <-p.down:
+		case <-p.tcp.down:
+		case <-s.stop:
+		}
 	}
-	return ringWait{spin: max(s.cfg.SpinFor, 0)}
+	if s.cfg.PollFor > 0 {
+		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park}
+	}
+	return ringWait{spin: max(s.cfg.SpinFor, 0), park: park}
 }
+
+// publish makes what was written into p's ring visible and, if p's reader
+// sleeps, rings its doorbell: a control parcel on the TCP connection,
+// whose reader waits in Go's network poller, without a processor, and
+// wakes the ring reader (shmHandler.Receive). The caller holds p.wmu.
+func (s *SHM) publish(p *shmPeer) {
+	if p.out.publish() {
+		s.ringBell(p)
+	}
+}
+
+// ringBell sends p's reader a wake-up. It fails only when the connection
+// is down, which the reader learns itself.
+func (s *SHM) ringBell(p *shmPeer) { s.control(p, shmBellVerb, "", nil) }
 
 // ringUsable returns nil while parcels may be written into p's ring.
 func (s *SHM) ringUsable(p *shmPeer) error {
@@ -73,7 +96,7 @@ func (s *SHM) sendRing(ctx context.Context, p *shmPeer, pc *Parcel) error {
 		}
 		wire += len(c)
 	}
-	p.out.publish()
+	s.publish(p)
 	p.ctr.parcelsSent.Add(1)
 	p.ctr.bytesSent.Add(uint64(wire))
 	p.ctr.writes.Add(1)
@@ -100,7 +123,7 @@ func (s *SHM) ringWrite(p *shmPeer, b []byte) error {
 			return s.ringFailed(p, "write", err)
 		}
 		if free == 0 {
-			out.publish()
+			s.publish(p)
 			s.writeWaiter().wait(&out.ctl.spaceSeq, &out.ctl.writerSleeps, ready, stop)
 			if werr != nil {
 				return s.ringFailed(p, "write", werr)
@@ -116,7 +139,7 @@ func (s *SHM) ringWrite(p *shmPeer, b []byte) error {
 		n := out.put(b, free)
 		b = b[n:]
 		if out.pos-out.pub >= publishEvery {
-			out.publish()
+			s.publish(p)
 		}
 	}
 	return nil
@@ -144,12 +167,15 @@ func (s *SHM) ringFailed(p *shmPeer, op string, err error) error {
 func (s *SHM) readRing(p *shmPeer, in *ring) {
 	d := newFrameDecoder(s.cfg.MaxFrame, s.cfg.Handler.Buffer)
 	deliver := func(pc *Parcel, wire int64) { p.received(pc, wire, s.cfg.Handler) }
-	w := s.waiter()
+	w := s.waiter(p)
 	stop := func() bool { return isClosed(p.tcp.down) || isClosed(p.down) || isClosed(s.stop) }
 	ready := func() bool {
 		n, err := in.readable()
 		return n > 0 || err != nil
 	}
+	pk := &ringPark{in: in, ready: ready, stop: stop, wake: make(chan bool, 1)}
+	s.progress.readers.Add(1)
+	defer s.progress.readers.Add(-1)
 	var err error
 	for !p.gotBye.Load() {
 		var avail uint64
@@ -158,7 +184,11 @@ func (s *SHM) readRing(p *shmPeer, in *ring) {
 		}
 		if avail == 0 {
 			if !stop() {
-				w.wait(&in.ctl.dataSeq, &in.ctl.readerSleeps, ready, stop)
+				if s.progress.readers.Load() > 1 {
+					s.waitShared(pk, w) // parcelport_shm_progress.go
+				} else {
+					w.wait(&in.ctl.dataSeq, &in.ctl.readerSleeps, ready, stop)
+				}
 				continue
 			}
 			// Gone: one last look, for what the peer wrote before.
@@ -240,7 +270,7 @@ func (s *SHM) sayGoodbye(p *shmPeer) {
 	if s.ringWrite(p, head) != nil {
 		return
 	}
-	p.out.publish()
+	s.publish(p)
 	p.ctr.bytesSent.Add(uint64(len(head)))
 	p.ctr.writes.Add(1)
 	// As TCP's Close drains its connections: return once the peer has

@@ -196,22 +196,24 @@ func TestSHMHostileRingEntry(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, want string
-		write      func(p *shmPeer)
+		write      func(s *SHM, p *shmPeer)
 	}{
-		{"oversized body", "frame too large", func(p *shmPeer) { writeRaw(p, frame(1<<62, 10, nil)) }},
-		{"empty header", "header length 0", func(p *shmPeer) { writeRaw(p, frame(10, 0, make([]byte, 10))) }},
-		{"garbage header", "header", func(p *shmPeer) { writeRaw(p, frame(8, 8, []byte{0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1})) }},
-		{"head past the ring", "ring corrupt", func(p *shmPeer) {
+		{"oversized body", "frame too large", func(s *SHM, p *shmPeer) { writeRaw(s, p, frame(1<<62, 10, nil)) }},
+		{"empty header", "header length 0", func(s *SHM, p *shmPeer) { writeRaw(s, p, frame(10, 0, make([]byte, 10))) }},
+		{"garbage header", "header", func(s *SHM, p *shmPeer) {
+			writeRaw(s, p, frame(8, 8, []byte{0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1}))
+		}},
+		{"head past the ring", "ring corrupt", func(s *SHM, p *shmPeer) {
 			p.wmu.Lock()
 			defer p.wmu.Unlock()
 			p.out.ctl.head.Store(p.out.pos + p.out.size + 1)
-			p.out.wakeReader()
+			s.ringBell(p)
 		}},
-		{"head backwards", "ring corrupt", func(p *shmPeer) {
+		{"head backwards", "ring corrupt", func(s *SHM, p *shmPeer) {
 			p.wmu.Lock()
 			defer p.wmu.Unlock()
 			p.out.ctl.head.Store(p.out.pos - 1)
-			p.out.wakeReader()
+			s.ringBell(p)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,7 +224,7 @@ func TestSHMHostileRingEntry(t *testing.T) {
 			}
 			recs[0].waitParcels(t, 1)
 			start := time.Now()
-			c.write(ports[1].slot(0, false))
+			c.write(ports[1], ports[1].slot(0, false))
 			d := recs[0].waitDown(t)
 			var pe *PeerError
 			if d.peer != 1 || !errors.As(d.err, &pe) || pe.Locality != 1 || !errors.Is(d.err, ErrPeerDown) || !strings.Contains(d.err.Error(), c.want) {
@@ -248,13 +250,13 @@ func TestSHMHostileRingEntry(t *testing.T) {
 }
 
 // writeRaw writes b into p's ring as its writer would, bypassing Send.
-func writeRaw(p *shmPeer, b []byte) {
+func writeRaw(s *SHM, p *shmPeer, b []byte) {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	for len(b) > 0 {
 		free, _ := p.out.writable()
 		b = b[p.out.put(b, free):]
-		p.out.publish()
+		s.publish(p)
 	}
 }
 

@@ -20,6 +20,7 @@ const (
 	shmAcceptVerb = shmVerbPrefix + "accept" // acceptor: mapped; my parcels come on ring 1 now
 	shmRefuseVerb = shmVerbPrefix + "refuse" // acceptor: staying on tcp (Error says why)
 	shmSwitchVerb = shmVerbPrefix + "switch" // dialer: my parcels come on ring 0 now
+	shmBellVerb   = shmVerbPrefix + "bell"   // either: your ring reader sleeps and there is data
 )
 
 // errTokenMismatch: the segment a peer offered does not hold the token the
@@ -43,6 +44,7 @@ type shmPeer struct {
 	seg      *ringSegment // this process's mapping; nil until offered (dialer) or mapped (acceptor)
 	out, in  *ring
 	upgraded chan struct{} // the dialer's: closed once switched or refused
+	bell     chan struct{} // a doorbell parcel came (SHM.publish); buffered, 1
 	once     sync.Once     // closes upgraded
 
 	wmu     sync.Mutex // one writer of out at a time
@@ -190,6 +192,11 @@ func (h *shmHandler) Receive(pc *Parcel) {
 		p.upgradeDone()
 	case shmSwitchVerb:
 		s.startReader(p)
+	case shmBellVerb:
+		select {
+		case p.bell <- struct{}{}:
+		default: // rung already
+		}
 	}
 }
 

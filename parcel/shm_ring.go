@@ -198,21 +198,19 @@ func (r *ring) put(b []byte, free uint64) int {
 	return int(n)
 }
 
-// publish makes what the writer put visible to the reader and wakes it if
-// it sleeps. The head is stored before the sleeper flag is read, and the
-// reader raises its flag before it looks at the head (both sequentially
-// consistent), so either the reader sees the head or the writer sees the
-// flag: no wake-up is lost.
-func (r *ring) publish() {
+// publish makes what the writer put visible to the reader and reports
+// whether the reader sleeps, for the caller to wake it (the SHM port rings
+// its doorbell: shmPeer.publish). The head is stored before the sleeper
+// flag is read, and the reader raises its flag before it looks at the head
+// (both sequentially consistent), so either the reader sees the head or
+// the writer sees the flag: no wake-up is lost.
+func (r *ring) publish() (sleeps bool) {
 	if r.pos == r.pub {
-		return
+		return false
 	}
 	r.ctl.head.Store(r.pos)
 	r.pub = r.pos
-	if r.ctl.readerSleeps.Load() != 0 {
-		r.ctl.dataSeq.Add(1)
-		shm.FutexWake(&r.ctl.dataSeq, 1)
-	}
+	return r.ctl.readerSleeps.Load() != 0
 }
 
 // readable returns how many bytes wait for the reader.
@@ -256,14 +254,24 @@ func (r *ring) wakeWriter() {
 // ringWait is how a ring's reader or writer waits: it spins for spin,
 // letting the process's other goroutines run every few looks (more often
 // when poll, the progress mode's polling) and the machine's other threads
-// too (sched_yield), then sleeps on the futex until woken. It stops
+// too (sched_yield), then sleeps until woken: in park when it is set (a
+// reader: on its doorbell, in Go's scheduler), else on the futex. It stops
 // spinning early when a sched_yield shows that another thread wanted the
-// core (ringYieldTaken), as the TCP spinner does. polling, if not nil, counts
-// the waiters spinning now.
+// core (ringYieldTaken), as the TCP spinner does. polling, if not nil,
+// counts the waiters spinning now.
+//
+// Why a reader does not sleep on the futex: a futex sleep is a system call
+// that keeps the thread's processor (P) until the scheduler's monitor
+// takes it back, 20 µs to 10 ms later. With one processor per locality
+// (GOMAXPROCS=1, as tessera run sets with more localities than cores),
+// every goroutine the process readies meanwhile waits for that: an
+// AllReduce of 4 localities on 2 cores took 850-900 µs blocking so, and
+// 160 µs with GOMAXPROCS=2.
 type ringWait struct {
 	spin    time.Duration
 	poll    bool
 	polling *atomic.Int32
+	park    func() // a reader's sleep until its doorbell rings or it should stop
 }
 
 // wait returns once ready or stop reports true. seq and sleeps are the
@@ -318,7 +326,11 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 			sleeps.Store(0)
 			return
 		}
-		shm.FutexWait(seq, v, ringSleepLimit)
+		if w.park != nil {
+			w.park()
+		} else {
+			shm.FutexWait(seq, v, ringSleepLimit)
+		}
 		sleeps.Store(0)
 		if ready() || stop() {
 			return

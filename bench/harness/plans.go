@@ -110,7 +110,7 @@ func pyHas(module string) bool { return exec.Command(python, "-c", "import "+mod
 
 func plans(bin string) []plan {
 	reps := count("REPS", 3)
-	return []plan{spine(bin, reps), parcelports(reps), scaling(reps), cannon(bin, reps), retile(reps), als(bin, reps), alsSoak(reps), conv1d(bin, reps), zarrIO(bin, reps), kmeans(reps), linalg(bin), tracing(reps), spans(reps), alsLarge(bin, reps)}
+	return []plan{spine(bin, reps), parcelports(reps), node(bin, reps), scaling(reps), cannon(bin, reps), retile(reps), als(bin, reps), alsSoak(reps), conv1d(bin, reps), zarrIO(bin, reps), kmeans(reps), linalg(bin), tracing(reps), spans(reps), alsLarge(bin, reps)}
 }
 
 func spine(bin string, reps int) plan {

@@ -5,7 +5,7 @@ import "fmt"
 // Sections is the table of targets: every section of the report, in order,
 // and its rows. The job names are those bench/harness gives its jobs.
 func Sections() []Section {
-	return []Section{spine(), parcelports(), scaling(), cannon(), retile(), als(), alsSoak(), alsLarge(), conv1d(), zarr(), kmeans(), linalg(), tracing(), spans()}
+	return []Section{spine(), parcelports(), node(), scaling(), cannon(), retile(), als(), alsSoak(), alsLarge(), conv1d(), zarr(), kmeans(), linalg(), tracing(), spans()}
 }
 
 // localities is "1 locality" or "N localities".
