@@ -284,6 +284,10 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 	}, func(i int) bool { return fetches[i] != nil })
 }
 
+// readers is how many goroutines parallel runs: the cores, and at least 4,
+// some waiting on the disk.
+func readers() int { return max(4, goruntime.GOMAXPROCS(0)) }
+
 // parallel runs fn(0..n-1) over this process's cores and returns the first
 // error. The indices for which waits(i) is true call futures' Get, which
 // needs the task's own goroutine: those run there, the others on
@@ -302,7 +306,7 @@ func (e *Env) parallel(n int, fn func(i int) error, waits func(i int) bool) erro
 		mu.Unlock()
 	}
 	work := make(chan int)
-	for range max(4, goruntime.GOMAXPROCS(0)) { // some waiting on the disk
+	for range readers() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -338,7 +342,8 @@ type ZarrReadOptions struct {
 // "<f8" or "<i8", order C, no filters; no compressor, zlib, gzip, zstd or
 // Blosc with lz4, zlib or zstd, as Python zarr writes by default) into an
 // array laid out by opts.Layout, any tiling. Each locality reads the
-// metadata and only the chunks its tile meets, in parallel over its cores;
+// metadata and only the chunks its tile meets, in parallel over its cores
+// (each reader asking the kernel to read ahead the chunk it reads next);
 // a missing chunk is the fill value, as zarr reads it. One barrier,
 // reserved when called, makes a bad file (unsupported dtype or compressor,
 // order F, a corrupt chunk) fail the future on every locality; the error
@@ -387,7 +392,11 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		jobs = append(jobs, zarrJob{idx: idx, block: b})
 	})
 	var codec zarr.Codec
+	ahead := readers()
 	err = e.parallel(len(jobs), func(i int) error {
+		if i+ahead < len(jobs) { // the chunk read next on this reader: read ahead
+			adviseWillNeed(filepath.Join(path, m.Key(jobs[i+ahead].idx)))
+		}
 		j := jobs[i]
 		sub, _ := j.block.Intersect(h)
 		key := m.Key(j.idx)
@@ -439,6 +448,7 @@ func readRaw(file string, dst []byte) error {
 	if st.Size() != int64(len(dst)) {
 		return fmt.Errorf("chunk decodes to %d bytes, want %d", st.Size(), len(dst))
 	}
+	adviseSequential(f, st.Size())
 	_, err = io.ReadFull(f, dst)
 	return err
 }
