@@ -366,7 +366,8 @@ func TestZarrReadAheadManyChunks(t *testing.T) {
 				}
 			}
 			clear(want[280*3 : 287*3]) // zarr's fill value: 0
-			if _, err := AllSum(ctx, e, []float64{0}).Get(ctx); err != nil { // the chunk is gone everywhere
+			// An all-reduce: the chunk is gone before anyone reads.
+			if _, err := AllSum(ctx, e, []float64{0}).Get(ctx); err != nil {
 				return err
 			}
 			for _, l := range []Layout{Tiled(annotate.Row), {Kind: annotate.Row, Halo: 2}} {
