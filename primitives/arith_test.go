@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
@@ -35,7 +36,8 @@ func TestArithSplitOverCores(t *testing.T) {
 	}
 	for _, n := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d-localities", n), func(t *testing.T) {
-			runJob(t, n, func(ctx context.Context, e *Env) error {
+			// Generous: the race detector and a loaded machine slow it.
+			runJobWith(t, n, 3*time.Minute, runtime.Config{PoisonReleased: true}, func(ctx context.Context, e *Env) error {
 				x, err := FromGlobal(e, shape, Tiled(annotate.Row), xs)
 				if err != nil {
 					return err

@@ -100,11 +100,22 @@ func (a *assigner) block(x, labels, prod, p, centres []float64, inertia bool) {
 	norms := a.norms[:k]
 	changed, in := 0.0, 0.0
 	for i := range n {
+		// |c|² - 2 x·c for every c and their minimum without a branch,
+		// then the first c reaching it: one hard-to-predict branch per
+		// point rather than one per centre.
 		row := prod[i*k : i*k+k]
-		best, bestDist := 0, math.Inf(1)
+		row = row[:len(norms)]
+		m := math.Inf(1)
 		for c, g := range row {
-			if v := norms[c] - 2*g; v < bestDist {
-				best, bestDist = c, v
+			v := norms[c] - 2*g
+			row[c] = v
+			m = min(m, v)
+		}
+		best := 0
+		for c, v := range row {
+			if v == m {
+				best = c
+				break
 			}
 		}
 		if float64(best) != labels[i] {
