@@ -258,7 +258,7 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 			copyBlock(j.data, j.block, x.data, held, j.block)
 		}
 		if j.raw != nil { // the tile's own bytes are the chunk
-			if err := os.WriteFile(filepath.Join(path, m.Key(j.idx)), j.raw, 0o644); err != nil {
+			if err := writeChunk(filepath.Join(path, m.Key(j.idx)), j.raw); err != nil {
 				return fail("%v", err)
 			}
 			return nil
@@ -277,7 +277,7 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 		if err != nil {
 			return fail("chunk %s: %v", m.Key(j.idx), err)
 		}
-		if err := os.WriteFile(filepath.Join(path, m.Key(j.idx)), enc, 0o644); err != nil {
+		if err := writeChunk(filepath.Join(path, m.Key(j.idx)), enc); err != nil {
 			return fail("%v", err)
 		}
 		return nil
@@ -431,6 +431,29 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		return nil, err
 	}
 	return e.newArray(op, ann, data)
+}
+
+// writeChunk writes the chunk file name with data, as os.WriteFile does,
+// but over an existing file's pages rather than truncating it first: a
+// chunk rewritten with as many bytes (an array written again to the same
+// place) reuses the file's page-cache pages instead of freeing them and
+// taking new ones; a longer old file is cut to the new length after.
+func writeChunk(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil && st.Size() > int64(len(data)) {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // readRaw reads an uncompressed chunk file of exactly len(dst) bytes

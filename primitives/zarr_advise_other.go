@@ -9,3 +9,6 @@ func adviseSequential(*os.File, int64) {}
 
 // adviseWillNeed does nothing where posix_fadvise is not used.
 func adviseWillNeed(string) {}
+
+// prefault does nothing where madvise(MADV_POPULATE_WRITE) is not used.
+func prefault([]float64) {}

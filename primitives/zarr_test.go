@@ -384,3 +384,36 @@ func TestZarrReadAheadManyChunks(t *testing.T) {
 		})
 	})
 }
+
+// TestZarrRewrite writes arrays to the same directory again: raw chunks
+// over raw chunks of the same size, then compressed chunks (shorter) over
+// them, then raw ones over those; every read gives the last array written.
+func TestZarrRewrite(t *testing.T) {
+	dir := t.TempDir()
+	shape := []int{300, 4}
+	forLocalities(t, func(t *testing.T, n int) {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			p := filepath.Join(dir, fmt.Sprintf("rewrite-%d", n))
+			for i, comp := range []string{"", "", "zlib", ""} {
+				ref := globalData(shape, uint64(10+i), -1, 1)
+				x, err := FromGlobal(e, shape, Tiled(annotate.Row), ref)
+				if err != nil {
+					return err
+				}
+				if err := WriteZarr(ctx, e, runtime.MakeReady(x), p, ZarrOptions{Chunks: []int{16, 4}, Compressor: comp}).Err(ctx); err != nil {
+					return err
+				}
+				y, err := ReadZarr(ctx, e, p, ZarrReadOptions{Layout: Tiled(annotate.Row)}).Get(ctx)
+				if err != nil {
+					return err
+				}
+				if err := checkTile(y, ref, fmt.Sprintf("write %d (compressor %q) over the last", i, comp)); err != nil {
+					return err
+				}
+				x.Release()
+				y.Release()
+			}
+			return nil
+		})
+	})
+}
