@@ -342,8 +342,7 @@ type ZarrReadOptions struct {
 // "<f8" or "<i8", order C, no filters; no compressor, zlib, gzip, zstd or
 // Blosc with lz4, zlib or zstd, as Python zarr writes by default) into an
 // array laid out by opts.Layout, any tiling. Each locality reads the
-// metadata and only the chunks its tile meets, in parallel over its cores
-// (each reader asking the kernel to read ahead the chunk it reads next);
+// metadata and only the chunks its tile meets, in parallel over its cores;
 // a missing chunk is the fill value, as zarr reads it. One barrier,
 // reserved when called, makes a bad file (unsupported dtype or compressor,
 // order F, a corrupt chunk) fail the future on every locality; the error
@@ -392,11 +391,7 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		jobs = append(jobs, zarrJob{idx: idx, block: b})
 	})
 	var codec zarr.Codec
-	ahead := readers()
 	err = e.parallel(len(jobs), func(i int) error {
-		if i+ahead < len(jobs) { // the chunk read next on this reader: read ahead
-			adviseWillNeed(filepath.Join(path, m.Key(jobs[i+ahead].idx)))
-		}
 		j := jobs[i]
 		sub, _ := j.block.Intersect(h)
 		key := m.Key(j.idx)
@@ -471,7 +466,6 @@ func readRaw(file string, dst []byte) error {
 	if st.Size() != int64(len(dst)) {
 		return fmt.Errorf("chunk decodes to %d bytes, want %d", st.Size(), len(dst))
 	}
-	adviseSequential(f, st.Size())
 	_, err = io.ReadFull(f, dst)
 	return err
 }

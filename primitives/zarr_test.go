@@ -340,12 +340,11 @@ func TestZarrChunksOfATile(t *testing.T) {
 	})
 }
 
-// TestZarrReadAheadManyChunks reads an uncompressed array of many more
-// chunks than readers (each reader advising the kernel of the chunk it
-// reads next, the chunks read straight into the tile), one chunk missing,
-// on 1 to 4 localities and two layouts: every element is the one written,
-// or the fill value where the chunk is missing.
-func TestZarrReadAheadManyChunks(t *testing.T) {
+// TestZarrManyChunks reads an uncompressed array of many more chunks
+// than parallel readers (the chunks read straight into the tile), one
+// chunk missing, on 1 to 4 localities and two layouts: every element is
+// the one written, or the fill value where the chunk is missing.
+func TestZarrManyChunks(t *testing.T) {
 	dir := t.TempDir()
 	shape := []int{1000, 3}
 	ref := exactData(shape)
