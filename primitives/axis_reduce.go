@@ -201,8 +201,12 @@ func partials[K kernel](k K, x *Array, p axisPlan, b, o annotate.Block) []float6
 }
 
 // partialsOf is partials with k's concrete type, so that the kernel's
-// methods are called directly in the loop.
+// methods are called directly in the loop, or rowsPartials where it
+// applies.
 func partialsOf(k kernel, x *Array, p axisPlan, b, o annotate.Block) []float64 {
+	if st, ok := rowsPartials(k, x, p, b, o); ok {
+		return st // whole rows at a time (axis_rows.go)
+	}
 	switch k := k.(type) {
 	case sumK:
 		return partials(k, x, p, b, o)
@@ -263,6 +267,18 @@ func (p axisPlan) squeeze(b annotate.Block) annotate.Block {
 // every locality.
 func reduceWhole(ctx context.Context, e *Env, r *runtime.Reservation, x *Array, p axisPlan) ([]float64, error) {
 	k := kernelOf(p.red)
+	acc, err := mergedPartials(ctx, e, r, x, p, k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, annotate.WholeBlock(p.keep).Size())
+	finals(k, acc, p.n, out)
+	return out, nil
+}
+
+// mergedPartials is every locality's partials of kernel k over the whole
+// result, merged in locality order (reduceWhole before the finals).
+func mergedPartials(ctx context.Context, e *Env, r *runtime.Reservation, x *Array, p axisPlan, k kernel) ([]float64, error) {
 	whole := annotate.WholeBlock(p.keep)
 	mine := partialsOf(k, x, p, x.ann.Local().Owned, whole)
 	all, err := r.AllGather(ctx, mine).Get(ctx)
@@ -281,9 +297,7 @@ func reduceWhole(ctx context.Context, e *Env, r *runtime.Reservation, x *Array, 
 			k.merge(acc[j:j+w], o[j:j+w])
 		}
 	}
-	out := make([]float64, whole.Size())
-	finals(k, acc, p.n, out)
-	return out, nil
+	return acc, nil
 }
 
 // replicatedTiling is the tiling of a replicated result of shape: owned

@@ -244,34 +244,59 @@ func (e *Env) broadcast(ctx context.Context, op string, k uint64, xs []*Array, f
 
 // zip2 sets out[i] = fn(a[i], b[i]) over a block of extents n.
 func zip2(out []float64, n [3]int, a, b aligned, fn func(x, y float64) float64) {
-	o, nc := 0, n[2]
-	for p := range n[0] {
-		for r := range n[1] {
-			ao := p*a.st[0] + r*a.st[1]
-			bo := p*b.st[0] + r*b.st[1]
-			dst := out[o : o+nc]
-			switch {
-			case a.st[2] == 1 && b.st[2] == 1:
-				x, y := a.data[ao:ao+nc], b.data[bo:bo+nc]
-				for c := range dst {
-					dst[c] = fn(x[c], y[c])
-				}
-			case a.st[2] == 1 && b.st[2] == 0:
-				x, y := a.data[ao:ao+nc], b.data[bo]
-				for c := range dst {
-					dst[c] = fn(x[c], y)
-				}
-			case a.st[2] == 0 && b.st[2] == 1:
-				x, y := a.data[ao], b.data[bo:bo+nc]
-				for c := range dst {
-					dst[c] = fn(x, y[c])
-				}
-			default:
-				for c := range dst {
-					dst[c] = fn(a.data[ao+c*a.st[2]], b.data[bo+c*b.st[2]])
-				}
+	zip2Rows(out, n, a, b, noArith, fn, 0, n[0]*n[1])
+}
+
+// zip2Par is zip2 with ar's written-out loop unless it is noArith, its
+// rows split over this process's cores.
+func zip2Par(out []float64, n [3]int, a, b aligned, ar arith, fn func(x, y float64) float64) {
+	split(n[0]*n[1], max(1, parallelGrain/max(1, n[2])), func(lo, hi int) {
+		zip2Rows(out, n, a, b, ar, fn, lo, hi)
+	})
+}
+
+// zip2Rows is zip2 over the rows [lo, hi) of the block (a row: the
+// innermost extent, at one pair of outer coordinates).
+func zip2Rows(out []float64, n [3]int, a, b aligned, ar arith, fn func(x, y float64) float64, lo, hi int) {
+	nc := n[2]
+	for q := lo; q < hi; q++ {
+		p, r := q/n[1], q%n[1]
+		ao := p*a.st[0] + r*a.st[1]
+		bo := p*b.st[0] + r*b.st[1]
+		o := q * nc
+		dst := out[o : o+nc]
+		switch {
+		case a.st[2] == 1 && b.st[2] == 1:
+			x, y := a.data[ao:ao+nc], b.data[bo:bo+nc]
+			if ar != noArith {
+				ar.vv(dst, x, y)
+				continue
 			}
-			o += nc
+			for c := range dst {
+				dst[c] = fn(x[c], y[c])
+			}
+		case a.st[2] == 1 && b.st[2] == 0:
+			x, y := a.data[ao:ao+nc], b.data[bo]
+			if ar != noArith {
+				ar.vs(dst, x, y)
+				continue
+			}
+			for c := range dst {
+				dst[c] = fn(x[c], y)
+			}
+		case a.st[2] == 0 && b.st[2] == 1:
+			x, y := a.data[ao], b.data[bo:bo+nc]
+			if ar != noArith {
+				ar.sv(dst, x, y)
+				continue
+			}
+			for c := range dst {
+				dst[c] = fn(x, y[c])
+			}
+		default:
+			for c := range dst {
+				dst[c] = fn(a.data[ao+c*a.st[2]], b.data[bo+c*b.st[2]])
+			}
 		}
 	}
 }
@@ -292,10 +317,11 @@ func zip3(out []float64, n [3]int, a, b, c aligned, fn func(x, y, z float64) flo
 	}
 }
 
-// broadcast2 is broadcast of fn between x and y.
-func (e *Env) broadcast2(ctx context.Context, op string, k uint64, x, y *Array, fn func(x, y float64) float64) (*Array, error) {
+// broadcast2 is broadcast of fn (ar's loop unless noArith) between x
+// and y.
+func (e *Env) broadcast2(ctx context.Context, op string, k uint64, x, y *Array, ar arith, fn func(x, y float64) float64) (*Array, error) {
 	return e.broadcast(ctx, op, k, []*Array{x, y}, func(out []float64, n [3]int, ops []aligned) {
-		zip2(out, n, ops[0], ops[1], fn)
+		zip2Par(out, n, ops[0], ops[1], ar, fn)
 	})
 }
 
@@ -334,28 +360,28 @@ func unpinAll(xs ...*Array) {
 // Maximum returns the element-wise maximum of a and b, broadcast
 // together (numpy's maximum: NaN if either is NaN).
 func Maximum(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Maximum", a, b, math.Max)
+	return zipOp(ctx, e, "Maximum", a, b, noArith, math.Max)
 }
 
 // Minimum returns the element-wise minimum of a and b, broadcast
 // together (numpy's minimum: NaN if either is NaN).
 func Minimum(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Minimum", a, b, math.Min)
+	return zipOp(ctx, e, "Minimum", a, b, noArith, math.Min)
 }
 
 // LessEqual returns the mask a <= b, broadcast together.
 func LessEqual(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "LessEqual", a, b, func(x, y float64) float64 { return boolf(x <= y) })
+	return zipOp(ctx, e, "LessEqual", a, b, noArith, func(x, y float64) float64 { return boolf(x <= y) })
 }
 
 // GreaterEqual returns the mask a >= b, broadcast together.
 func GreaterEqual(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "GreaterEqual", a, b, func(x, y float64) float64 { return boolf(x >= y) })
+	return zipOp(ctx, e, "GreaterEqual", a, b, noArith, func(x, y float64) float64 { return boolf(x >= y) })
 }
 
 // Pow returns a**b element-wise, broadcast together (math.Pow).
 func Pow(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Pow", a, b, math.Pow)
+	return zipOp(ctx, e, "Pow", a, b, noArith, math.Pow)
 }
 
 // Where returns a where mask is not 0 and b elsewhere (numpy's where(mask,

@@ -27,10 +27,12 @@ func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn
 			return nil, err
 		}
 		defer x.unpin()
-		data := e.tile(len(x.data))
-		for i, v := range x.data {
-			data[i] = fn(v)
-		}
+		data := e.tileToSet(len(x.data)) // every element is set below
+		split(len(data), parallelGrain, func(lo, hi int) {
+			for i, v := range x.data[lo:hi] {
+				data[lo+i] = fn(v)
+			}
+		})
 		return e.newArray(op, derivedAnnotation(k, x), data)
 	})
 }
@@ -38,10 +40,12 @@ func mapOp(ctx context.Context, e *Env, op string, a *runtime.Future[*Array], fn
 // Map2 returns fn applied to the elements of a and b pairwise; a and b
 // must be conformable.
 func Map2(ctx context.Context, e *Env, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Map2", a, b, fn)
+	return zipOp(ctx, e, "Map2", a, b, noArith, fn)
 }
 
-func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], fn func(x, y float64) float64) *runtime.Future[*Array] {
+// zipOp is the primitive of a two-operand element-wise fn; ar, when not
+// noArith, is fn with its loop written out.
+func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array], ar arith, fn func(x, y float64) float64) *runtime.Future[*Array] {
 	k := e.derive()
 	return runtime.Dataflow2(ctx, func(ctx context.Context, x, y *Array) (*Array, error) {
 		if err := pinBoth(e, op, x, y); err != nil {
@@ -51,12 +55,18 @@ func zipOp(ctx context.Context, e *Env, op string, a, b *runtime.Future[*Array],
 		defer y.unpin()
 		if conformable(e, op, x, y) != nil {
 			// Other shapes or tilings: NumPy's broadcasting (broadcast.go).
-			return e.broadcast2(ctx, op, k, x, y, fn)
+			return e.broadcast2(ctx, op, k, x, y, ar, fn)
 		}
-		data := e.tile(len(x.data))
-		for i, v := range x.data {
-			data[i] = fn(v, y.data[i])
-		}
+		data := e.tileToSet(len(x.data)) // every element is set below
+		split(len(data), parallelGrain, func(lo, hi int) {
+			if ar != noArith {
+				ar.vv(data[lo:hi], x.data[lo:hi], y.data[lo:hi])
+				return
+			}
+			for i, v := range x.data[lo:hi] {
+				data[lo+i] = fn(v, y.data[lo+i])
+			}
+		})
 		return e.newArray(op, derivedAnnotation(k, x, y), data)
 	}, a, b)
 }
@@ -89,42 +99,42 @@ func boolf(b bool) float64 {
 
 // Add returns a + b element-wise.
 func Add(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Add", a, b, func(x, y float64) float64 { return x + y })
+	return zipOp(ctx, e, "Add", a, b, addArith, func(x, y float64) float64 { return x + y })
 }
 
 // Sub returns a - b element-wise.
 func Sub(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Sub", a, b, func(x, y float64) float64 { return x - y })
+	return zipOp(ctx, e, "Sub", a, b, subArith, func(x, y float64) float64 { return x - y })
 }
 
 // Mul returns a * b element-wise.
 func Mul(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Mul", a, b, func(x, y float64) float64 { return x * y })
+	return zipOp(ctx, e, "Mul", a, b, mulArith, func(x, y float64) float64 { return x * y })
 }
 
 // Div returns a / b element-wise (IEEE division: x/0 is ±Inf or NaN).
 func Div(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Div", a, b, func(x, y float64) float64 { return x / y })
+	return zipOp(ctx, e, "Div", a, b, divArith, func(x, y float64) float64 { return x / y })
 }
 
 // Equal returns the mask a == b: 1 where equal, 0 elsewhere.
 func Equal(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Equal", a, b, func(x, y float64) float64 { return boolf(x == y) })
+	return zipOp(ctx, e, "Equal", a, b, noArith, func(x, y float64) float64 { return boolf(x == y) })
 }
 
 // NotEqual returns the mask a != b.
 func NotEqual(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "NotEqual", a, b, func(x, y float64) float64 { return boolf(x != y) })
+	return zipOp(ctx, e, "NotEqual", a, b, noArith, func(x, y float64) float64 { return boolf(x != y) })
 }
 
 // Less returns the mask a < b.
 func Less(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Less", a, b, func(x, y float64) float64 { return boolf(x < y) })
+	return zipOp(ctx, e, "Less", a, b, noArith, func(x, y float64) float64 { return boolf(x < y) })
 }
 
 // Greater returns the mask a > b.
 func Greater(ctx context.Context, e *Env, a, b *runtime.Future[*Array]) *runtime.Future[*Array] {
-	return zipOp(ctx, e, "Greater", a, b, func(x, y float64) float64 { return boolf(x > y) })
+	return zipOp(ctx, e, "Greater", a, b, noArith, func(x, y float64) float64 { return boolf(x > y) })
 }
 
 // AddScalar returns a + s.

@@ -258,7 +258,7 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 			copyBlock(j.data, j.block, x.data, held, j.block)
 		}
 		if j.raw != nil { // the tile's own bytes are the chunk
-			if err := os.WriteFile(filepath.Join(path, m.Key(j.idx)), j.raw, 0o644); err != nil {
+			if err := writeChunk(filepath.Join(path, m.Key(j.idx)), j.raw); err != nil {
 				return fail("%v", err)
 			}
 			return nil
@@ -277,12 +277,16 @@ func writeZarr(ctx context.Context, e *Env, x *Array, path string, opts ZarrOpti
 		if err != nil {
 			return fail("chunk %s: %v", m.Key(j.idx), err)
 		}
-		if err := os.WriteFile(filepath.Join(path, m.Key(j.idx)), enc, 0o644); err != nil {
+		if err := writeChunk(filepath.Join(path, m.Key(j.idx)), enc); err != nil {
 			return fail("%v", err)
 		}
 		return nil
 	}, func(i int) bool { return fetches[i] != nil })
 }
+
+// readers is how many goroutines parallel runs: the cores, and at least 4,
+// some waiting on the disk.
+func readers() int { return max(4, goruntime.GOMAXPROCS(0)) }
 
 // parallel runs fn(0..n-1) over this process's cores and returns the first
 // error. The indices for which waits(i) is true call futures' Get, which
@@ -302,7 +306,7 @@ func (e *Env) parallel(n int, fn func(i int) error, waits func(i int) bool) erro
 		mu.Unlock()
 	}
 	work := make(chan int)
-	for range max(4, goruntime.GOMAXPROCS(0)) { // some waiting on the disk
+	for range readers() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -422,6 +426,29 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		return nil, err
 	}
 	return e.newArray(op, ann, data)
+}
+
+// writeChunk writes the chunk file name with data, as os.WriteFile does,
+// but over an existing file's pages rather than truncating it first: a
+// chunk rewritten with as many bytes (an array written again to the same
+// place) reuses the file's page-cache pages instead of freeing them and
+// taking new ones; a longer old file is cut to the new length after.
+func writeChunk(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil && st.Size() > int64(len(data)) {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // readRaw reads an uncompressed chunk file of exactly len(dst) bytes

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -336,5 +337,82 @@ func TestZarrChunksOfATile(t *testing.T) {
 			return fmt.Errorf("locality %d fetched %d bytes writing crossing chunks, want %d", e.Locality(), got, want)
 		}
 		return nil
+	})
+}
+
+// TestZarrManyChunks reads an uncompressed array of many more chunks
+// than parallel readers (the chunks read straight into the tile), one
+// chunk missing, on 1 to 4 localities and two layouts: every element is
+// the one written, or the fill value where the chunk is missing.
+func TestZarrManyChunks(t *testing.T) {
+	dir := t.TempDir()
+	shape := []int{1000, 3}
+	ref := exactData(shape)
+	forLocalities(t, func(t *testing.T, n int) {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			p := filepath.Join(dir, fmt.Sprintf("many-%d", n))
+			x, err := FromGlobal(e, shape, Tiled(annotate.Row), ref)
+			if err != nil {
+				return err
+			}
+			if err := WriteZarr(ctx, e, runtime.MakeReady(x), p, ZarrOptions{Chunks: []int{7, 3}}).Err(ctx); err != nil {
+				return err
+			}
+			want := slices.Clone(ref)
+			if e.Locality() == 0 {
+				if err := os.Remove(filepath.Join(p, "40.0")); err != nil { // rows 280 to 286
+					return err
+				}
+			}
+			clear(want[280*3 : 287*3]) // zarr's fill value: 0
+			// An all-reduce: the chunk is gone before anyone reads.
+			if _, err := AllSum(ctx, e, []float64{0}).Get(ctx); err != nil {
+				return err
+			}
+			for _, l := range []Layout{Tiled(annotate.Row), {Kind: annotate.Row, Halo: 2}} {
+				y, err := ReadZarr(ctx, e, p, ZarrReadOptions{Layout: l}).Get(ctx)
+				if err != nil {
+					return err
+				}
+				if err := checkTile(y, want, fmt.Sprintf("%s read %s", p, describe(shape, l))); err != nil {
+					return err
+				}
+				y.Release()
+			}
+			return nil
+		})
+	})
+}
+
+// TestZarrRewrite writes arrays to the same directory again: raw chunks
+// over raw chunks of the same size, then compressed chunks (shorter) over
+// them, then raw ones over those; every read gives the last array written.
+func TestZarrRewrite(t *testing.T) {
+	dir := t.TempDir()
+	shape := []int{300, 4}
+	forLocalities(t, func(t *testing.T, n int) {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			p := filepath.Join(dir, fmt.Sprintf("rewrite-%d", n))
+			for i, comp := range []string{"", "", "zlib", ""} {
+				ref := globalData(shape, uint64(10+i), -1, 1)
+				x, err := FromGlobal(e, shape, Tiled(annotate.Row), ref)
+				if err != nil {
+					return err
+				}
+				if err := WriteZarr(ctx, e, runtime.MakeReady(x), p, ZarrOptions{Chunks: []int{16, 4}, Compressor: comp}).Err(ctx); err != nil {
+					return err
+				}
+				y, err := ReadZarr(ctx, e, p, ZarrReadOptions{Layout: Tiled(annotate.Row)}).Get(ctx)
+				if err != nil {
+					return err
+				}
+				if err := checkTile(y, ref, fmt.Sprintf("write %d (compressor %q) over the last", i, comp)); err != nil {
+					return err
+				}
+				x.Release()
+				y.Release()
+			}
+			return nil
+		})
 	})
 }

@@ -18,10 +18,13 @@
 //
 // -test normalise reads a (-rows, -cols) array from the Zarr directory
 // -input (made first with -make if missing: primitives.Random, no
-// compressor), normalises its columns ((x - mean) / std, NumPy's std with
-// ddof 0: two passes, each one all-reduce of d sums) and writes the result
-// with WriteZarr to -output; the whole, read to written, is timed -n
-// times:
+// compressor), normalises its columns with primitives.ZScore along axis 0
+// ((x - mean) / std, NumPy's std with ddof 0; scipy's zscore: one pass
+// over the data for the mean and the variance together, one AllGather,
+// one pass for the result; -steps: Sub and Div of MeanAxis and StdAxis,
+// as (x - x.mean(0)) / x.std(0)) and writes the result with WriteZarr to
+// -output; the whole, read to written, is timed -n times (-cpuprofile
+// FILE writes each locality's CPU profile to FILE.L<locality>):
 //
 //	BenchmarkNormalise/tessera 3 4.1 s/op 4.0 min-s/op 1.2345e+02 checksum
 //
@@ -34,7 +37,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +45,7 @@ import (
 	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/bench/internal/benchline"
+	"github.com/tessera-amt/tessera/bench/internal/profile"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 )
@@ -54,6 +57,8 @@ type options struct {
 	rows, cols    int
 	input, output string
 	n             int
+	cpuprofile    string
+	steps         bool
 }
 
 func main() {
@@ -66,6 +71,8 @@ func main() {
 	flag.StringVar(&o.input, "input", "", "Zarr input of -test normalise (made if missing)")
 	flag.StringVar(&o.output, "output", "", "Zarr output of -test normalise")
 	flag.IntVar(&o.n, "n", 3, "timed repetitions")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each locality to `file`.L<locality>")
+	flag.BoolVar(&o.steps, "steps", false, "-test normalise: Sub and Div of MeanAxis and StdAxis instead of ZScore")
 	flag.Parse()
 
 	reg := runtime.NewRegistry()
@@ -76,6 +83,11 @@ func main() {
 			return err
 		}
 		defer e.Close()
+		stop, err := profile.Start(o.cpuprofile, uint32(e.Locality()))
+		if err != nil {
+			return err
+		}
+		defer stop()
 		c, err := runtime.NewCommunicator(rt, "zarrio-bench", nil, 0)
 		if err != nil {
 			return err
@@ -178,11 +190,15 @@ func normalise(ctx context.Context, e *primitives.Env, c *runtime.Communicator, 
 			return err
 		}
 		start := time.Now()
-		s, err := normaliseOnce(ctx, e, c, o)
+		y, err := normaliseOnce(ctx, e, o)
 		if err != nil {
 			return err
 		}
-		times, sum = append(times, time.Since(start).Seconds()), s
+		times = append(times, time.Since(start).Seconds())
+		if sum, err = checksum(ctx, e, y); err != nil {
+			return err
+		}
+		y.Release()
 	}
 	if e.Locality() == 0 {
 		slices.Sort(times)
@@ -192,69 +208,50 @@ func normalise(ctx context.Context, e *primitives.Env, c *runtime.Communicator, 
 	return nil
 }
 
-// normaliseOnce reads, normalises and writes once; it returns the sum of
-// the first 1000 rows of the result.
-func normaliseOnce(ctx context.Context, e *primitives.Env, c *runtime.Communicator, o options) (float64, error) {
-	x, err := primitives.ReadZarr(ctx, e, o.input, primitives.ZarrReadOptions{Layout: primitives.Tiled(annotate.Row)}).Get(ctx)
-	if err != nil {
-		return 0, err
+// normaliseOnce reads, normalises and writes once: scipy's
+// zscore(x, axis=0), the library's one pass for the columns' mean and
+// variance together and one pass for the result. With -steps, as
+// (x - x.mean(0)) / x.std(0), each step a primitive. It returns the
+// result, to release when done.
+func normaliseOnce(ctx context.Context, e *primitives.Env, o options) (*primitives.Array, error) {
+	x := primitives.ReadZarr(ctx, e, o.input, primitives.ZarrReadOptions{Layout: primitives.Tiled(annotate.Row)})
+	temps := []*runtime.Future[*primitives.Array]{x}
+	var y *runtime.Future[*primitives.Array]
+	if o.steps {
+		mean := primitives.MeanAxis(ctx, e, x, 0, false)
+		std := primitives.StdAxis(ctx, e, x, 0, false)
+		centred := primitives.Sub(ctx, e, x, mean)
+		y = primitives.Div(ctx, e, centred, std)
+		temps = append(temps, mean, std, centred)
+	} else {
+		y = primitives.ZScore(ctx, e, x, 0)
 	}
-	defer x.Release()
-	shape := x.Shape()
-	n, d := shape[0], shape[1]
-	local := x.Local()
-	rows := len(local) / d
-	sums := make([]float64, d)
-	for i := range rows {
-		for j, v := range local[i*d : (i+1)*d] {
-			sums[j] += v
+	err := primitives.WriteZarr(ctx, e, y, o.output, primitives.ZarrOptions{Chunks: []int{62500, o.cols}}).Err(ctx)
+	for _, f := range temps {
+		if a, err := f.Get(ctx); err == nil {
+			a.Release()
 		}
 	}
-	sums, err = c.AllReduce(ctx, sums, runtime.ReduceSum).Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return y.Get(ctx)
+}
+
+// checksum is the sum of the first 1000 rows of y, on locality 0.
+func checksum(ctx context.Context, e *primitives.Env, y *primitives.Array) (float64, error) {
+	if e.Locality() != 0 {
+		return 0, nil
+	}
+	shape := y.Shape()
+	b := annotate.Block{{Start: 0, Stop: min(1000, shape[0])}, {Start: 0, Stop: shape[1]}}
+	vals, err := y.Fetch(ctx, b).Get(ctx)
 	if err != nil {
 		return 0, err
 	}
-	mean := make([]float64, d)
-	for j := range d {
-		mean[j] = sums[j] / float64(n)
+	sum := 0.0
+	for _, v := range vals {
+		sum += v
 	}
-	sq := make([]float64, d)
-	for i := range rows {
-		for j, v := range local[i*d : (i+1)*d] {
-			t := v - mean[j]
-			sq[j] += t * t
-		}
-	}
-	sq, err = c.AllReduce(ctx, sq, runtime.ReduceSum).Get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	inv := make([]float64, d)
-	for j := range d {
-		inv[j] = 1 / math.Sqrt(sq[j]/float64(n))
-	}
-	out := make([]float64, len(local))
-	check := 0.0
-	first := x.LocalBlock()[0].Start
-	for i := range rows {
-		for j, v := range local[i*d : (i+1)*d] {
-			out[i*d+j] = (v - mean[j]) * inv[j]
-			if first+i < 1000 {
-				check += out[i*d+j]
-			}
-		}
-	}
-	y, err := primitives.NewArray(e, shape, primitives.Tiled(annotate.Row), out)
-	if err != nil {
-		return 0, err
-	}
-	defer y.Release()
-	if err := primitives.WriteZarr(ctx, e, runtime.MakeReady(y), o.output, primitives.ZarrOptions{Chunks: []int{62500, d}}).Err(ctx); err != nil {
-		return 0, err
-	}
-	total, err := c.AllReduce(ctx, []float64{check}, runtime.ReduceSum).Get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return total[0], nil
+	return sum, nil
 }

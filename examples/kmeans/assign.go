@@ -12,75 +12,132 @@ import (
 // blockRows is how many points one product with the centres covers.
 const blockRows = 512
 
-// assign labels every point of local (rows x d) with its nearest centre
-// and returns the partial sums of one Lloyd step: k x d sums of the points
-// of each cluster, k counts and the number of labels that changed, in the
-// layout of part (k*d + k + 1). As scikit-learn does, a block of points
-// meets the centres in one matrix product: the nearest centre of x
-// minimises |c|² - 2 x·c (|x|² is the same for every c). Blocks run as
-// tasks on the locality's lanes, each into sums of its own, added in block
-// order so that the result does not depend on the lanes.
-func assign(ctx context.Context, rt *runtime.Runtime, local, centres, labels []float64, k, d int, part []float64) error {
-	rows := len(local) / d
-	norms := make([]float64, k)
-	ct := make([]float64, d*k) // the centres as columns: the product's kernel wants no transpose
+// segments is how many consecutive runs of blocks one assignment is cut
+// into: each a task on the locality's lanes with sums of its own, added in
+// segment order, so that the result does not depend on the lanes.
+const segments = 16
+
+// assigner is a locality's assignment step, its buffers kept from one
+// Lloyd iteration to the next.
+type assigner struct {
+	rt      *runtime.Runtime
+	local   []float64 // rows x d points
+	labels  []float64 // rows
+	k, d    int
+	ct      []float64   // the centres as columns (d x k): the product's kernel wants no transpose
+	norms   []float64   // |c|² of every centre
+	parts   [][]float64 // per segment: k x d sums, k counts, changed labels, inertia
+	prods   [][]float64 // per segment: a block's products with the centres
+	inertia float64     // of the last assign with inertia
+}
+
+func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int) *assigner {
+	a := &assigner{rt: rt, local: local, labels: labels, k: k, d: d,
+		ct: make([]float64, d*k), norms: make([]float64, k)}
+	for range segments {
+		a.parts = append(a.parts, make([]float64, k*d+k+2))
+		a.prods = append(a.prods, make([]float64, blockRows*k))
+	}
+	return a
+}
+
+// assign labels every point with its nearest centre and adds one Lloyd
+// step's partial sums into part (k*d + k + 1: k x d sums of the points of
+// each cluster, k counts, the number of labels that changed). As
+// scikit-learn does, a block of points meets the centres in one matrix
+// product: the nearest centre of x minimises |c|² - 2 x·c (|x|² is the
+// same for every c), and the block's labels, sums and counts are taken
+// right after its product, while it is in the cache. With inertia, it
+// also sums every point's squared distance to its centre, exactly
+// ((x - c)², not from the product), into a.inertia.
+func (a *assigner) assign(ctx context.Context, centres, part []float64, inertia bool) error {
+	k, d := a.k, a.d
 	for c := range k {
+		a.norms[c] = 0
 		for j, v := range centres[c*d : (c+1)*d] {
-			norms[c] += v * v
-			ct[j*k+c] = v
+			a.norms[c] += v * v
+			a.ct[j*k+c] = v
 		}
 	}
+	rows := len(a.local) / d
 	nb := (rows + blockRows - 1) / blockRows
-	parts := make([][]float64, nb)
-	var tasks []*runtime.Future[struct{}]
-	for b := range nb {
-		tasks = append(tasks, runtime.SpawnNamed(ctx, rt, "kmeans.assign", func(ctx context.Context) (struct{}, error) {
-			r0, r1 := b*blockRows, min((b+1)*blockRows, rows)
-			parts[b] = assignBlock(local[r0*d:r1*d], ct, norms, labels[r0:r1], k, d)
+	tasks := make([]*runtime.Future[struct{}], 0, segments)
+	for s := range segments {
+		b0, b1 := nb*s/segments, nb*(s+1)/segments
+		tasks = append(tasks, runtime.SpawnNamed(ctx, a.rt, "kmeans.assign", func(ctx context.Context) (struct{}, error) {
+			p := a.parts[s]
+			clear(p)
+			for b := b0; b < b1; b++ {
+				r0, r1 := b*blockRows, min((b+1)*blockRows, rows)
+				a.block(a.local[r0*d:r1*d], a.labels[r0:r1], a.prods[s], p, centres, inertia)
+			}
 			return struct{}{}, nil
 		}))
 	}
 	if _, err := runtime.WhenAll(tasks...).Get(ctx); err != nil {
 		return err
 	}
-	for _, p := range parts {
-		for i, v := range p {
+	a.inertia = 0
+	for _, p := range a.parts {
+		for i, v := range p[:len(part)] {
 			part[i] += v
 		}
+		a.inertia += p[len(part)]
 	}
 	return nil
 }
 
-// assignBlock is assign for one block of points x, against the centres as
-// the columns of ct (d x k); it returns the block's sums, counts and
-// changed labels.
-func assignBlock(x, ct, norms, labels []float64, k, d int) []float64 {
+// block assigns the points x (n x d) with their labels, adding to p (the
+// layout of assign's part, then the inertia); prod has room for n x k.
+func (a *assigner) block(x, labels, prod, p, centres []float64, inertia bool) {
+	k, d := a.k, a.d
 	n := len(x) / d
-	part := make([]float64, k*d+k+1)
-	prod := make([]float64, n*k) // x · centresᵀ
+	prod = prod[:n*k] // x · centresᵀ
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
 		blas64.General{Rows: n, Cols: d, Stride: d, Data: x},
-		blas64.General{Rows: d, Cols: k, Stride: k, Data: ct}, 0,
+		blas64.General{Rows: d, Cols: k, Stride: k, Data: a.ct}, 0,
 		blas64.General{Rows: n, Cols: k, Stride: k, Data: prod})
+	norms := a.norms[:k]
+	changed, in := 0.0, 0.0
 	for i := range n {
+		// |c|² - 2 x·c for every c and their minimum without a branch,
+		// then the first c reaching it: one hard-to-predict branch per
+		// point rather than one per centre.
 		row := prod[i*k : i*k+k]
-		best, bestDist := 0, math.Inf(1)
+		row = row[:len(norms)]
+		m := math.Inf(1)
 		for c, g := range row {
-			if v := norms[c] - 2*g; v < bestDist {
-				best, bestDist = c, v
+			v := norms[c] - 2*g
+			row[c] = v
+			m = min(m, v)
+		}
+		best := 0
+		for c, v := range row {
+			if v == m {
+				best = c
+				break
 			}
 		}
 		if float64(best) != labels[i] {
-			part[k*d+k]++
+			changed++
 			labels[i] = float64(best)
 		}
-		s := part[best*d : best*d+d]
+		s := p[best*d : best*d+d]
 		xi := x[i*d : i*d+d]
 		xi = xi[:len(s)]
 		for j := range s {
 			s[j] += xi[j]
 		}
-		part[k*d+best]++
+		p[k*d+best]++
+		if inertia {
+			c := centres[best*d : best*d+d]
+			c = c[:len(xi)]
+			for j, v := range xi {
+				t := v - c[j]
+				in += t * t
+			}
+		}
 	}
-	return part
+	p[k*d+k] += changed
+	p[k*d+k+1] += in
 }

@@ -20,18 +20,18 @@ func BenchmarkAssignBlock(b *testing.B) {
 	for i := range x {
 		x[i] = r.NormFloat64()
 	}
-	ct := make([]float64, d*k)
+	a := newAssigner(nil, x, make([]float64, n), k, d)
+	centres := x[:k*d]
 	for c := range k {
 		for j := range d {
-			ct[j*k+c] = x[c*d+j]
+			a.ct[j*k+c] = centres[c*d+j]
 		}
 	}
-	norms := make([]float64, k)
-	labels := make([]float64, n)
+	p := make([]float64, k*d+k+2)
 	for b.Loop() {
 		for r0 := 0; r0 < n; r0 += blockRows {
 			r1 := min(r0+blockRows, n)
-			assignBlock(x[r0*d:r1*d], ct, norms, labels[r0:r1], k, d)
+			a.block(x[r0*d:r1*d], a.labels[r0:r1], a.prods[0], p, centres, false)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/point")

@@ -142,9 +142,10 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 	}
 	res := result{n: n, d: d, k: k}
 	part := make([]float64, k*d+k+1) // sums, counts, changed labels
+	as := newAssigner(e.Runtime(), local, labels, k, d)
 	for it := 0; it < iterations; it++ {
 		clear(part)
-		if err := assign(ctx, e.Runtime(), local, centres, labels, k, d, part); err != nil {
+		if err := as.assign(ctx, centres, part, false); err != nil {
 			return result{}, err
 		}
 		sum, err := primitives.AllSum(ctx, e, part).Get(ctx)
@@ -167,18 +168,10 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 	// Labels of the final centres, and the inertia: each point's squared
 	// distance to its centre, summed exactly.
 	clear(part)
-	if err := assign(ctx, e.Runtime(), local, centres, labels, k, d, part); err != nil {
+	if err := as.assign(ctx, centres, part, true); err != nil {
 		return result{}, err
 	}
-	in := 0.0
-	for i := range rows {
-		c := int(labels[i])
-		for j, v := range local[i*d : (i+1)*d] {
-			t := v - centres[c*d+j]
-			in += t * t
-		}
-	}
-	sum, err := primitives.AllSum(ctx, e, []float64{in}).Get(ctx)
+	sum, err := primitives.AllSum(ctx, e, []float64{as.inertia}).Get(ctx)
 	if err != nil {
 		return result{}, err
 	}
