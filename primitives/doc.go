@@ -163,7 +163,9 @@
 // float64 exact integers), AnyAxis and AllAxis, with keepdims, or
 // ReduceAxis and ReduceAxisWhole: no communication along an axis no tile
 // splits (the result tiled like the remaining axes), else one AllGather of
-// partial results and a replicated result. docs/numpy.md maps numpy's and
+// partial results and a replicated result. ZScore standardises along an
+// axis as scipy's zscore (ddof 0): one pass for the mean and variance
+// together, one for the result. docs/numpy.md maps numpy's and
 // Phylanx's names to these. Shape needs no communication. AllGather returns the whole array on
 // every locality as a Whole (shape and row-major data), through one
 // AllToAllV of the owned tile blocks.

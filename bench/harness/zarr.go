@@ -15,9 +15,9 @@ import (
 func zarrIO(bin string, reps int) plan {
 	rows := str(count("NORM_ROWS", 4000000))
 	mib := str(count("ZARR_MIB", 1024))
-	norm := func(name string) job {
-		return run(name, 2, nil, "zarrio", "-test", "normalise", "-rows", rows, "-cols", "64",
-			"-input", "{tmp}/normalise-in.zarr", "-output", "{tmp}/normalise-out.zarr", "-n", "1")
+	norm := func(name string, extra ...string) job {
+		return run(name, 2, nil, "zarrio", append([]string{"-test", "normalise", "-rows", rows, "-cols", "64",
+			"-input", "{tmp}/normalise-in.zarr", "-output", "{tmp}/normalise-out.zarr", "-n", "1"}, extra...)...)
 	}
 	dask := pyHas("dask.array") && pyHas("zarr")
 	if !dask {
@@ -34,6 +34,7 @@ func zarrIO(bin string, reps int) plan {
 			{{name: "dd", argv: []string{"bash", "bench/dd_rate.sh", "{tmp}", mib}, timeout: 10 * time.Minute}},
 			{run("zarr-io", 2, nil, "zarrio", "-test", "io", "-mib", mib, "-n", "1", "-dir", "{tmp}")},
 			{warm, norm("normalise")},
+			{warm, norm("normalise-steps", "-steps")},
 		}
 		if dask {
 			units = append(units, []job{warm, {name: "dask", argv: []string{python, "bench/normalise_dask.py", "--input", "{tmp}/normalise-in.zarr",
