@@ -1,8 +1,9 @@
 // Package bench holds the benchmarks of the runtime and nothing a program
 // would import: the Go benchmarks of this package (tasks, AGAS, tracing,
 // spans), the benchmark programs in its directories, and the baselines
-// they are measured against (plain Go, Open MPI in mpi/, NumPy and Dask in
-// the Python scripts).
+// they are measured against (plain Go, Open MPI and ScaLAPACK in mpi/,
+// one-process LAPACK in lapack/, NumPy, scikit-learn and Dask in the
+// Python scripts).
 //
 // Every program prints its results in Go's benchmark format
 // (internal/benchline), for example
