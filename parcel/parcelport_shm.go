@@ -265,8 +265,8 @@ func (s *SHM) Send(ctx context.Context, pc *Parcel) error {
 }
 
 // Counters reports the traffic with each connected peer: TCP's and the
-// ring's together, the port's own control parcels left out of the parcel
-// counts (their bytes count, as heartbeats' do).
+// ring's together; the port's own control parcels are not counted as
+// parcels by the TCP port (their bytes count, as heartbeats' do).
 func (s *SHM) Counters() []PeerCounters {
 	out := s.tcp.Counters()
 	for i := range out {
@@ -275,9 +275,9 @@ func (s *SHM) Counters() []PeerCounters {
 			continue
 		}
 		c := &out[i]
-		c.ParcelsSent += p.ctr.parcelsSent.Load() - p.ctrlSent.Load()
+		c.ParcelsSent += p.ctr.parcelsSent.Load()
 		c.BytesSent += p.ctr.bytesSent.Load()
-		c.ParcelsReceived += p.ctr.parcelsRecv.Load() - p.ctrlRecv.Load()
+		c.ParcelsReceived += p.ctr.parcelsRecv.Load()
 		c.BytesReceived += p.ctr.bytesRecv.Load()
 		c.Writes += p.ctr.writes.Load()
 		c.SharedMemory = p.onRing.Load()

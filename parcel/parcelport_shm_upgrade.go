@@ -15,7 +15,7 @@ import (
 // parcels on the TCP connection whose verbs start with shmVerbPrefix, which
 // the port consumes; handlers never see them.
 const (
-	shmVerbPrefix = "parcel/shm-"
+	shmVerbPrefix = portVerbPrefix + "shm-"
 	shmOfferVerb  = shmVerbPrefix + "offer"  // dialer: here is a segment
 	shmAcceptVerb = shmVerbPrefix + "accept" // acceptor: mapped; my parcels come on ring 1 now
 	shmRefuseVerb = shmVerbPrefix + "refuse" // acceptor: staying on tcp (Error says why)
@@ -50,11 +50,10 @@ type shmPeer struct {
 	wmu     sync.Mutex // one writer of out at a time
 	scratch []byte     // frame heads; guarded by wmu
 
-	tcpOnly  atomic.Bool // the upgrade was refused: no switch will come
-	reading  atomic.Bool // the ring reader runs: it reports the peer down
-	abort    atomic.Bool // Close gave up waiting: writers stop where they are
-	ctrlSent atomic.Uint64
-	ctrlRecv atomic.Uint64
+	tcpOnly  atomic.Bool   // the upgrade was refused: no switch will come
+	reading  atomic.Bool   // the ring reader runs: it reports the peer down
+	abort    atomic.Bool   // Close gave up waiting: writers stop where they are
+	ctrlSent atomic.Uint64 // the port's own control parcels sent (tests)
 }
 
 func (p *shmPeer) segment() *ringSegment {
@@ -154,7 +153,6 @@ func (h *shmHandler) Receive(pc *Parcel) {
 	if p == nil {
 		return
 	}
-	p.ctrlRecv.Add(1)
 	switch pc.Header.Action {
 	case shmOfferVerb:
 		// Mapping and answering may block: not on the reader.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,22 @@ func (s *peerState) init(id uint32) {
 	s.down = make(chan struct{})
 }
 
+// portVerbPrefix begins the actions of the control parcels a port sends
+// for itself through the port underneath it (the shm port's upgrade and
+// doorbells over tcp).
+const portVerbPrefix = "parcel/"
+
+// counted says whether a parcel with header h counts in the parcel
+// counters: heartbeats and a port's own control parcels do not (their
+// bytes do). Counting them where they are written and read, not by a
+// subtraction above, keeps one in flight out of the figures.
+func counted(h *Header) bool {
+	if h.Kind == KindHeartbeat {
+		return false
+	}
+	return h.Kind != KindControl || !strings.HasPrefix(h.Action, portVerbPrefix)
+}
+
 // received counts the frame of pc, wire bytes long, read from the peer and
 // hands pc to h unless it is the port's own (a heartbeat, the goodbye) or
 // the connection is closing. It reports whether h got pc.
@@ -42,7 +59,9 @@ func (s *peerState) received(pc *Parcel, wire int64, h Handler) bool {
 		}
 		return false
 	}
-	s.ctr.parcelsRecv.Add(1)
+	if counted(&pc.Header) {
+		s.ctr.parcelsRecv.Add(1)
+	}
 	if s.closing.Load() {
 		return false // draining the connection; nobody is listening
 	}

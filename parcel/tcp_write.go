@@ -197,7 +197,7 @@ func (t *TCP) wrote(p *tcpPeer, batch []*sendReq, n int, err error) error {
 	if err == nil {
 		parcels := uint64(0)
 		for _, r := range batch {
-			if r.p.Header.Kind != KindHeartbeat {
+			if counted(&r.p.Header) {
 				parcels++
 			}
 		}
