@@ -104,13 +104,7 @@ func (e *Env) checkRowTiled(ctx context.Context, op string, r *runtime.Reservati
 		r.Cancel(bad)
 		return bad
 	}
-	norm := 0.0
-	for _, v := range x.data {
-		if av := math.Abs(v); av > norm || math.IsNaN(av) {
-			norm = av
-		}
-	}
-	got, err := r.AllReduce(ctx, []float64{norm}, nanMax).Get(ctx)
+	got, err := r.AllReduce(ctx, []float64{nonFinite(x.data)}, nanMax).Get(ctx)
 	if err != nil {
 		return e.wrap(op, err)
 	}
@@ -118,6 +112,26 @@ func (e *Env) checkRowTiled(ctx context.Context, op string, r *runtime.Reservati
 		return e.errorf(op, "array %s holds NaN or Inf: want finite elements", x.Name())
 	}
 	return nil
+}
+
+// nonFinite returns NaN if an element of v is NaN or ±Inf, else 0: the
+// sum of v[i] − v[i], in four chains without branches, as fast as the
+// memory brings v in (the 800 MB of a 50,000 x 2,000 matrix are read
+// once more for the check).
+func nonFinite(v []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		w := v[i : i+4 : i+4]
+		s0 += w[0] - w[0]
+		s1 += w[1] - w[1]
+		s2 += w[2] - w[2]
+		s3 += w[3] - w[3]
+	}
+	for _, x := range v[i:] {
+		s0 += x - x
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // tsqrRun is one primitive's use of its channel: each tree operation

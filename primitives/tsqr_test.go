@@ -163,3 +163,26 @@ func TestTSQRBadInput(t *testing.T) {
 		return nil
 	})
 }
+
+// TestNonFinite: nonFinite flags a NaN or an infinity wherever it is, the
+// largest finite values included, and lets finite ones pass.
+func TestNonFinite(t *testing.T) {
+	for n := range 11 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = math.MaxFloat64 * float64(1-2*(i%2))
+		}
+		if got := nonFinite(v); got != 0 {
+			t.Fatalf("%d finite elements: got %v, want 0", n, got)
+		}
+		for i := range v {
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				w := append([]float64(nil), v...)
+				w[i] = bad
+				if got := nonFinite(w); !math.IsNaN(got) {
+					t.Fatalf("%v at %d of %d: got %v, want NaN", bad, i, n, got)
+				}
+			}
+		}
+	}
+}
