@@ -87,10 +87,14 @@ type TruncatedSVDOptions struct {
 // and Tropp 2011): Y = A·Ω for a Gaussian n x l sketch Ω (l = rank +
 // oversampling, drawn alike on every locality), a few power iterations
 // Y = A·(Aᵀ·Q) with Q re-orthogonalised through TSQR (and Aᵀ·Q by a local
-// QR: without, the columns of A·Aᵀ·A·Ω for singular values decaying fast
-// lose the trailing directions below the rounding), then B = Qᵀ·A (l x n, summed over the localities), the SVD of the
+// QR), then B = Qᵀ·A (l x n, summed over the localities), the SVD of the
 // small B = U_b·Σ·Vᵀ on every locality, and U = Q·U_b. Sums travel up and
-// down the same binary tree as TSQR's R.
+// down the same binary tree as TSQR's R. The products with A are as many
+// as Dask's svd_compressed makes (2 + 2·PowerIters); unlike its default
+// power iterator, which orthonormalises once at the end, every product is
+// orthonormalised: without, the columns of (A·Aᵀ)^q·A·Ω for singular
+// values decaying fast lose their trailing directions below the rounding.
+// Aᵀ·Q is formed as Qᵀ·A, A's rows contiguous for the BLAS.
 //
 // rank must be in [1, min(m, n)]; l is capped at min(m, n).
 func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank int, o TruncatedSVDOptions) *runtime.Future[SVDFactors] {
