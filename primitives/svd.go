@@ -192,10 +192,11 @@ func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank i
 }
 
 // orthonormal returns this locality's rows of an orthonormal basis of the
-// columns of Y (its rows y, of which the first rows count), through TSQR.
+// columns of Y (its rows y, of which the first rows count, overwritten),
+// through TSQR.
 func (t *tsqrRun) orthonormal(y *mat.Dense, rows int) (*mat.Dense, error) {
 	raw := y.RawMatrix()
-	a := blas64.General{Rows: rows, Cols: raw.Cols, Stride: raw.Cols, Data: append([]float64(nil), raw.Data[:rows*raw.Cols]...)}
+	a := blas64.General{Rows: rows, Cols: raw.Cols, Stride: raw.Stride, Data: raw.Data}
 	_, q, err := t.factor(a, true)
 	if err != nil {
 		return nil, err
