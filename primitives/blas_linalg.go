@@ -62,7 +62,8 @@ const (
 
 // Dgemm sets C = alpha·op(A)·op(B) + beta·C as the BLAS's Dgemm does. For
 // A not transposed (B transposed or not: a transposed B is copied
-// untransposed first), on a CPU with AVX-512 or AVX2 and FMA, it runs
+// untransposed first), or A transposed and B not when Aᵀ is no larger
+// than B (or small: it is copied untransposed too), on a CPU with AVX-512 or AVX2 and FMA, it runs
 // linalg's Gemm (a packed, blocked product around an 8 x 16 AVX-512 or a
 // 4 x 8 AVX2 micro-kernel; on one core about 6 and 3.5 times gonum's rate
 // on both, BenchmarkGemm); every other call goes to the BLAS.
@@ -77,13 +78,26 @@ func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 			*bt = make([]float64, k*n)
 		}
 		t := (*bt)[:k*n]
-		for r := range n {
-			for x, v := range bm[r*ldb : r*ldb+k] {
-				t[x*n+r] = v
-			}
-		}
+		transpose(t, bm, n, k, ldb)
 		b.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, lda, t, n, beta, c, ldc)
 		b.bt.Put(bt)
+		return
+	}
+	if tA == blas.Trans && tB == blas.NoTrans && b.gemm != nil && size >= minGemm && m > 0 && n > 0 && k > 0 && lda >= m && len(a) >= lda*(k-1)+m &&
+		(m <= n || m*k <= maxTransCopy) {
+		// A is k x m: its transpose, copied (m·k elements against the
+		// product's m·n·k operations, and no larger than B or than
+		// maxTransCopy), goes to linalg's Gemm, as the truncated SVD's
+		// projections QᵀA (Q m x 30, A m x 2000) need: gonum's Dgemm
+		// takes about 6 times as long on them.
+		at := b.bt.Get().(*[]float64)
+		if cap(*at) < m*k {
+			*at = make([]float64, m*k)
+		}
+		t := (*at)[:m*k]
+		transpose(t, a, k, m, lda)
+		b.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, t, k, bm, ldb, beta, c, ldc)
+		b.bt.Put(at)
 		return
 	}
 	if tA != blas.NoTrans || tB != blas.NoTrans || b.gemm == nil || m < 1 || n < 1 || k < 1 || size < minGemm ||
@@ -96,6 +110,28 @@ func (b pureBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 		threads = goruntime.GOMAXPROCS(0)
 	}
 	b.gemm.Gemm(m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc, threads)
+}
+
+// maxTransCopy is the most elements of a transposed A that pureBLAS's
+// Dgemm copies for linalg's Gemm when A is larger than B.
+const maxTransCopy = 1 << 18
+
+// transpose sets t (cols x rows, row-major, stride rows) to the transpose
+// of the rows x cols matrix s (stride lds), in blocks of 32 x 32 so that
+// both sides stay in cache.
+func transpose(t, s []float64, rows, cols, lds int) {
+	const bs = 32
+	for r0 := 0; r0 < rows; r0 += bs {
+		r1 := min(r0+bs, rows)
+		for c0 := 0; c0 < cols; c0 += bs {
+			c1 := min(c0+bs, cols)
+			for r := r0; r < r1; r++ {
+				for x, v := range s[r*lds+c0 : r*lds+c1] {
+					t[(c0+x)*rows+r] = v
+				}
+			}
+		}
+	}
 }
 
 // smallLAPACK is the LAPACK of a build (gonum's, or LAPACKE's) with the

@@ -204,8 +204,9 @@ func BenchmarkSmallDpotrf(b *testing.B) {
 }
 
 // TestSmallDgemmMatchesGonum: pureBLAS's Dgemm gives gonum's result,
-// through linalg.Gemm (A not transposed; B transposed or not) and through
-// gonum (A transposed and the tiny products), for betas that keep, scale and
+// through linalg.Gemm (A not transposed, B transposed or not; A transposed
+// and B not, with Aᵀ no larger than B or small) and through gonum (the
+// others and the tiny products), for betas that keep, scale and
 // overwrite C and an alpha of 0.
 func TestSmallDgemmMatchesGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -220,6 +221,10 @@ func TestSmallDgemmMatchesGonum(t *testing.T) {
 		{blas.NoTrans, blas.NoTrans, 20, 20, 20, 0, 2},
 		{blas.NoTrans, blas.NoTrans, 3, 3, 3, 1, 1},
 		{blas.Trans, blas.NoTrans, 20, 30, 40, 1, 1},
+		{blas.Trans, blas.NoTrans, 30, 200, 700, 1, 0},
+		{blas.Trans, blas.NoTrans, 90, 10, 50, -1, 0.5},
+		{blas.Trans, blas.NoTrans, 600, 5, 500, 1, 1},
+		{blas.Trans, blas.Trans, 20, 30, 40, 1, 1},
 		{blas.NoTrans, blas.Trans, 20, 30, 40, 1, 0},
 		{blas.NoTrans, blas.Trans, 70, 80, 90, -1, 1},
 		{blas.NoTrans, blas.Trans, 3, 3, 3, 1, 1},
@@ -247,5 +252,32 @@ func TestSmallDgemmMatchesGonum(t *testing.T) {
 				t.Fatalf("%+v: C[%d] = %v, gonum's Dgemm gives %v", cs, i, c[i], want[i])
 			}
 		}
+	}
+}
+
+// BenchmarkSkinnyGemm times the truncated SVD's products on one
+// locality's rows (rows x 2000, sketch of 30 columns): the projection QᵀA
+// and A·Z.
+func BenchmarkSkinnyGemm(b *testing.B) {
+	const rows, n, l = 20000, 2000, 30
+	impl := newPureBLAS(gonum.Implementation{})
+	a, q, z := make([]float64, rows*n), make([]float64, rows*l), make([]float64, n*l)
+	for i := range a {
+		a[i] = float64(i%7) - 3
+	}
+	for _, cs := range []struct {
+		name    string
+		run     func()
+		m, n, k int
+	}{
+		{"QtA", func() { impl.Dgemm(blas.Trans, blas.NoTrans, l, n, rows, 1, q, l, a, n, 0, z, n) }, l, n, rows},
+		{"AZ", func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, rows, l, n, 1, a, n, z, l, 0, q, l) }, rows, l, n},
+	} {
+		b.Run(cs.name, func(b *testing.B) {
+			for b.Loop() {
+				cs.run()
+			}
+			b.ReportMetric(2*float64(cs.m*cs.n*cs.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -88,7 +89,12 @@ type TruncatedSVDOptions struct {
 // Y = A·(Aᵀ·Q) with Q re-orthogonalised through TSQR (and Aᵀ·Q by a local
 // QR), then B = Qᵀ·A (l x n, summed over the localities), the SVD of the
 // small B = U_b·Σ·Vᵀ on every locality, and U = Q·U_b. Sums travel up and
-// down the same binary tree as TSQR's R.
+// down the same binary tree as TSQR's R. The products with A are as many
+// as Dask's svd_compressed makes (2 + 2·PowerIters); unlike its default
+// power iterator, which orthonormalises once at the end, every product is
+// orthonormalised: without, the columns of (A·Aᵀ)^q·A·Ω for singular
+// values decaying fast lose their trailing directions below the rounding.
+// Aᵀ·Q is formed as Qᵀ·A, A's rows contiguous for the BLAS.
 //
 // rank must be in [1, min(m, n)]; l is capped at min(m, n).
 func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank int, o TruncatedSVDOptions) *runtime.Future[SVDFactors] {
@@ -145,25 +151,21 @@ func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank i
 			return SVDFactors{}, e.wrap(op, err)
 		}
 		for range max(o.PowerIters, 0) {
-			z, err := t.sumProduct(ax, q, rows) // Aᵀ·Q, n x l
+			w, err := t.projection(ax, q, rows) // Qᵀ·A, l x n
 			if err != nil {
 				return SVDFactors{}, e.wrap(op, err)
 			}
-			var zq mat.QR
-			zq.Factorize(z)
-			var qz mat.Dense
-			zq.QTo(&qz)
-			y.Mul(ax, qz.Slice(0, n, 0, l))
+			y.Mul(ax, thinQ(w.T())) // A·orth(Aᵀ·Q)
 			if q, err = t.orthonormal(y, rows); err != nil {
 				return SVDFactors{}, e.wrap(op, err)
 			}
 		}
-		bt, err := t.sumProduct(ax, q, rows) // Bᵀ = Aᵀ·Q, n x l
+		b, err := t.projection(ax, q, rows) // B = Qᵀ·A, l x n
 		if err != nil {
 			return SVDFactors{}, e.wrap(op, err)
 		}
 		var svd mat.SVD
-		if !svd.Factorize(bt.T(), mat.SVDThin) {
+		if !svd.Factorize(b, mat.SVDThin) {
 			return SVDFactors{}, e.errorf(op, "array %s: the SVD of the %dx%d projection did not converge", x.Name(), l, n)
 		}
 		var ub, v mat.Dense
@@ -190,10 +192,11 @@ func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank i
 }
 
 // orthonormal returns this locality's rows of an orthonormal basis of the
-// columns of Y (its rows y, of which the first rows count), through TSQR.
+// columns of Y (its rows y, of which the first rows count, overwritten),
+// through TSQR.
 func (t *tsqrRun) orthonormal(y *mat.Dense, rows int) (*mat.Dense, error) {
 	raw := y.RawMatrix()
-	a := blas64.General{Rows: rows, Cols: raw.Cols, Stride: raw.Cols, Data: append([]float64(nil), raw.Data[:rows*raw.Cols]...)}
+	a := blas64.General{Rows: rows, Cols: raw.Cols, Stride: raw.Stride, Data: raw.Data}
 	_, q, err := t.factor(a, true)
 	if err != nil {
 		return nil, err
@@ -204,20 +207,35 @@ func (t *tsqrRun) orthonormal(y *mat.Dense, rows int) (*mat.Dense, error) {
 	return mat.NewDense(rows, raw.Cols, q.Data), nil
 }
 
-// sumProduct returns Aᵀ·Q summed over the localities (n x l, on every
-// locality): each multiplies its rows, and the sums travel up the tree and
-// back down.
-func (t *tsqrRun) sumProduct(a, q *mat.Dense, rows int) (*mat.Dense, error) {
+// projection returns Qᵀ·A summed over the localities (l x n, on every
+// locality): each multiplies its rows (Qᵀ, l x rows, times A), and the sums
+// travel up the tree and back down. QᵀA rather than AᵀQ: the BLAS then
+// copies the small Q transposed, not A.
+func (t *tsqrRun) projection(a, q *mat.Dense, rows int) (*mat.Dense, error) {
 	n, l := a.RawMatrix().Cols, q.RawMatrix().Cols
-	part := mat.NewDense(n, l, nil)
+	part := mat.NewDense(l, n, nil)
 	if rows > 0 {
-		part.Mul(a.T(), q)
+		part.Mul(q.T(), a)
 	}
 	sum, err := t.allSum(part.RawMatrix().Data)
 	if err != nil {
 		return nil, err
 	}
-	return mat.NewDense(n, l, sum), nil
+	return mat.NewDense(l, n, sum), nil
+}
+
+// thinQ returns the n x l factor Q with orthonormal columns of the QR
+// factorisation of z (n x l, n >= l): the l reflectors applied to the
+// first l columns of the identity alone, not the n x n Q.
+func thinQ(z mat.Matrix) *mat.Dense {
+	q := mat.DenseCopyOf(z)
+	raw := q.RawMatrix()
+	tau := geqrf(raw)
+	work := []float64{0}
+	lapack64.Orgqr(raw, tau, work, -1)
+	work = make([]float64, max(int(work[0]), raw.Cols, 1))
+	lapack64.Orgqr(raw, tau, work, len(work))
+	return q
 }
 
 // allSum returns the element-wise sum of v over the localities, on every

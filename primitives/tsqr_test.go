@@ -9,6 +9,8 @@ import (
 
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -162,4 +164,101 @@ func TestTSQRBadInput(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestNonFinite: nonFinite flags a NaN or an infinity wherever it is, the
+// largest finite values included, and lets finite ones pass.
+func TestNonFinite(t *testing.T) {
+	for n := range 11 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = math.MaxFloat64 * float64(1-2*(i%2))
+		}
+		if got := nonFinite(v); got != 0 {
+			t.Fatalf("%d finite elements: got %v, want 0", n, got)
+		}
+		for i := range v {
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				w := append([]float64(nil), v...)
+				w[i] = bad
+				if got := nonFinite(w); !math.IsNaN(got) {
+					t.Fatalf("%v at %d of %d: got %v, want NaN", bad, i, n, got)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkLeafQR times one locality's part of the truncated SVD's
+// orthonormalisation: the QR of its rows of a rows x 30 sketch and the
+// explicit Q, whole (geqrf, then ormqr on [I; 0]) and in blocks of rows
+// (factorLeaf, applyQ).
+func BenchmarkLeafQR(b *testing.B) {
+	const l = 30
+	for _, rows := range []int{12500, 50000} {
+		src := make([]float64, rows*l)
+		for i := range src {
+			src[i] = float64((i*7919)%1000)/500 - 1
+		}
+		b.Run(fmt.Sprintf("whole/%d", rows), func(b *testing.B) {
+			for b.Loop() {
+				a := blas64.General{Rows: rows, Cols: l, Stride: l, Data: append([]float64(nil), src...)}
+				tau := geqrf(a)
+				q := blas64.General{Rows: rows, Cols: l, Stride: l, Data: make([]float64, rows*l)}
+				copy(q.Data, eye(l))
+				ormqr(blas.NoTrans, a, tau, q)
+			}
+		})
+		b.Run(fmt.Sprintf("blocks/%d", rows), func(b *testing.B) {
+			for b.Loop() {
+				a := blas64.General{Rows: rows, Cols: l, Stride: l, Data: append([]float64(nil), src...)}
+				f, _ := factorLeaf(a)
+				f.applyQ(eye(l), blas64.General{Rows: rows, Cols: l, Stride: l, Data: make([]float64, rows*l)})
+			}
+		})
+	}
+}
+
+// TestLeafQRBlocks: the leaf's QR in blocks of rows (more than one at
+// these sizes) gives Q with orthonormal columns and Q·R = A, and its Qᵀ·B
+// is the explicit Q's.
+func TestLeafQRBlocks(t *testing.T) {
+	for _, sh := range [][2]int{{5000, 20}, {13001, 7}, {40000, 3}} {
+		m, n := sh[0], sh[1]
+		src := make([]float64, m*n)
+		for i := range src {
+			src[i] = float64((i*7919+13)%1009)/504.5 - 1
+		}
+		a := blas64.General{Rows: m, Cols: n, Stride: n, Data: append([]float64(nil), src...)}
+		f, r := factorLeaf(a)
+		if len(f.blocks) < 2 {
+			t.Fatalf("%dx%d: %d blocks, want several", m, n, len(f.blocks))
+		}
+		q := blas64.General{Rows: m, Cols: n, Stride: n, Data: make([]float64, m*n)}
+		f.applyQ(eye(n), q)
+		qm := mat.NewDense(m, n, q.Data)
+		var qr, qtq mat.Dense
+		qr.Mul(qm, mat.NewDense(n, n, r))
+		if d := maxDiff(qr.RawMatrix().Data, src); d > 1e-12*float64(m) {
+			t.Errorf("%dx%d: |QR - A| = %g", m, n, d)
+		}
+		qtq.Mul(qm.T(), qm)
+		if d := maxDiff(qtq.RawMatrix().Data, eye(n)); d > 1e-13*float64(m) {
+			t.Errorf("%dx%d: |QᵀQ - I| = %g", m, n, d)
+		}
+		b := blas64.General{Rows: m, Cols: 2, Stride: 2, Data: src[:2*m]}
+		var want mat.Dense
+		want.Mul(qm.T(), mat.NewDense(m, 2, b.Data))
+		if d := maxDiff(f.applyQT(b), want.RawMatrix().Data); d > 1e-12*float64(m) {
+			t.Errorf("%dx%d: |applyQT - QᵀB| = %g", m, n, d)
+		}
+	}
+}
+
+func maxDiff(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = math.Max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
 }
