@@ -14,7 +14,8 @@
 // locality's context for arrays, holding the one runtime.Communicator
 // (basename CommunicatorName, all localities) that every array collective
 // uses. Programs are SPMD: every locality calls the same primitives in the
-// same order. Every primitive takes a context and the Env first.
+// same order. Every primitive takes a context and the Env first. Main
+// does the set-up of such a program (Register, runtime.Main, NewEnv).
 //
 // # Arrays
 //

@@ -156,3 +156,22 @@ func collective[T any](ctx context.Context, e *Env, op string, body func(ctx con
 		return body(tctx, r)
 	})
 }
+
+// Main is runtime.Main for a program of distributed arrays: it registers
+// AGAS and the primitives on cfg's registry (a new one when nil), starts
+// the locality, and runs body with this locality's Env, closed when body
+// returns. It returns the process's exit code, as runtime.Main does.
+func Main(cfg runtime.Config, body func(ctx context.Context, e *Env) error) int {
+	if cfg.Registry == nil {
+		cfg.Registry = runtime.NewRegistry()
+	}
+	acts := Register(cfg.Registry, agas.New(cfg.Registry))
+	return runtime.Main(cfg, func(ctx context.Context, rt *runtime.Runtime) error {
+		e, err := NewEnv(rt, acts)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		return body(ctx, e)
+	})
+}

@@ -36,7 +36,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/primitives"
 	"github.com/tessera-amt/tessera/runtime"
 )
@@ -130,15 +129,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "linalg:", err)
 		os.Exit(2)
 	}
-	reg := runtime.NewRegistry()
-	acts := primitives.Register(reg, agas.New(reg))
-	os.Exit(runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
-		e, err := primitives.NewEnv(rt, acts)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		_, err = run(ctx, e, o, os.Stdout)
+	os.Exit(primitives.Main(runtime.Config{}, func(ctx context.Context, e *primitives.Env) error {
+		_, err := run(ctx, e, o, os.Stdout)
 		return err
 	}))
 }

@@ -32,7 +32,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tessera-amt/tessera/agas"
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/internal/npy"
 	"github.com/tessera-amt/tessera/primitives"
@@ -101,14 +100,7 @@ func main() {
 		}
 		return
 	}
-	reg := runtime.NewRegistry()
-	acts := primitives.Register(reg, agas.New(reg))
-	os.Exit(runtime.Main(runtime.Config{Registry: reg}, func(ctx context.Context, rt *runtime.Runtime) error {
-		e, err := primitives.NewEnv(rt, acts)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
+	os.Exit(primitives.Main(runtime.Config{}, func(ctx context.Context, e *primitives.Env) error {
 		return run(ctx, e, o, os.Stdout)
 	}))
 }
