@@ -44,9 +44,10 @@ func UCXVersion() string { return ucxVersion() }
 // Handler methods run on it, never inside UCX: UCX's callbacks only queue
 // events, in C.
 type UCX struct {
-	cfg UCXConfig
-	tcp *TCP
-	w   *ucxWorker
+	cfg  UCXConfig
+	spin time.Duration // polling after the last event when blocking
+	tcp  *TCP
+	w    *ucxWorker
 
 	mu    sync.Mutex // guards peers
 	peers map[uint32]*ucxPeer
@@ -131,7 +132,11 @@ const (
 // NewUCX starts a UCX port: its UCX worker, then its TCP side on
 // cfg.Listener. A UCX_TLS naming no usable transport fails here with
 // UCX's reason.
-func NewUCX(cfg UCXConfig) (*UCX, error) {
+func NewUCX(cfg UCXConfig) (*UCX, error) { return newUCX(cfg, ucxSpin) }
+
+// newUCX is NewUCX with the spin of a blocking port: how long its progress
+// goroutine polls after the last event before it blocks (0: not at all).
+func newUCX(cfg UCXConfig, spin time.Duration) (*UCX, error) {
 	if err := cfg.PortConfig.validate("UCXConfig"); err != nil {
 		return nil, err
 	}
@@ -139,7 +144,7 @@ func NewUCX(cfg UCXConfig) (*UCX, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parcel: locality %d: %w", cfg.Locality, err)
 	}
-	u := &UCX{cfg: cfg, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{})}
+	u := &UCX{cfg: cfg, spin: spin, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{})}
 	fd, err := syscall.Dup(w.efd)
 	if err == nil {
 		err = syscall.SetNonblock(fd, true)

@@ -67,7 +67,7 @@ func (u *UCX) progressLoop() {
 			idleSince, gaveUp = time.Now(), false
 			continue
 		}
-		if !gaveUp && (busy || time.Since(idleSince) < max(u.cfg.PollFor, ucxSpin)) {
+		if !gaveUp && (busy || time.Since(idleSince) < max(u.cfg.PollFor, u.spin)) {
 			// Poll, as the TCP port's readers do (tcp_poll_unix.go):
 			// let the process's goroutines run between tries, and the
 			// machine's processes every few; stop once a sched_yield
@@ -103,14 +103,19 @@ func (u *UCX) progressLoop() {
 			// announces (UCX's tcp rendezvous does): wake up soon.
 			u.efd.SetReadDeadline(time.Now().Add(ucxBusyWait))
 		}
-		first := true
-		rc.Read(func(uintptr) bool {
-			if first {
-				first = false
-				return false // wait for the descriptor
-			}
-			return true
-		})
+		// Wait until the descriptor is readable, judged by its level.
+		// RawConn.Read first forgets any readiness Go's poller noted
+		// (it resets the descriptor's state, as before every read),
+		// then calls the function, and parks only when it says false.
+		// The poller watches the descriptor edge-triggered and reports
+		// an edge once: one that came after the arm but before Read
+		// (a reply arriving while this goroutine got here) was thus
+		// dropped, and a function that said false without looking
+		// parked until some later, unrelated event (a stall of up to
+		// a heartbeat, or for ever). Asking the kernel for the level
+		// after the reset closes that window: an edge before the reset
+		// shows in the level, one after it wakes the park.
+		rc.Read(readable)
 		u.sleeping.Store(false)
 		if busy {
 			u.efd.SetReadDeadline(time.Time{})

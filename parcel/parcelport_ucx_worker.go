@@ -11,6 +11,7 @@ package parcel
 
 /*
 #cgo pkg-config: ucx
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
@@ -226,6 +227,12 @@ static ucs_status_t tux_flush_ep(tux_port *p, ucp_ep_h ep, uint64_t id) {
 	return tux_status(p, ucp_ep_flush_nbx(ep, &rp), id);
 }
 
+// tux_readable reports whether fd is readable now, without waiting.
+static int tux_readable(int fd) {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0;
+}
+
 static ucs_status_t tux_close_ep(tux_port *p, ucp_ep_h ep, int force, uint64_t id) {
 	ucp_request_param_t rp = {0};
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS;
@@ -416,6 +423,10 @@ func (w *ucxWorker) arm() (bool, error) {
 		return false, ucxErr("worker arm", st)
 	}
 }
+
+// readable reports whether the event descriptor fd (the worker's, or a
+// duplicate of it) is readable now: the level, not an edge. Any goroutine.
+func readable(fd uintptr) bool { return C.tux_readable(C.int(fd)) != 0 }
 
 // signal wakes whoever waits on the event descriptor; any goroutine.
 func (w *ucxWorker) signal() { C.ucp_worker_signal(w.p.worker) }
