@@ -287,7 +287,10 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 		chunks = [][]byte{in.whole}
 	}
 	if !ev.rndv {
-		data := cView(ev.data, ev.len)
+		data := ev.copied
+		if data == nil {
+			data = cView(ev.data, ev.len)
+		}
 		var err error
 		if flags&ucxInlined != 0 {
 			for _, c := range chunks {

@@ -27,6 +27,7 @@ typedef struct {
 	size_t   hlen;
 	void    *data;   // TUX_AM: the data, or the rendezvous descriptor
 	size_t   len;
+	int      copied; // TUX_AM: the data follow the header in the arena
 	uint64_t attr;   // TUX_AM: recv_attr
 } tux_event;
 
@@ -53,11 +54,17 @@ static tux_event *tux_push(tux_port *p) {
 	return e;
 }
 
+// Eager data up to this long is copied into the arena behind its header,
+// and UCX keeps no descriptor: nothing to release later.
+enum { TUX_COPY_MAX = 8192 };
+
 static ucs_status_t tux_am_cb(void *arg, const void *header, size_t hlen, void *data, size_t len, const ucp_am_recv_param_t *param) {
 	tux_port *p = arg;
-	if (p->used + hlen > p->acap) {
+	int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+	size_t n = hlen + ((!rndv && len <= TUX_COPY_MAX) ? len : 0);
+	if (p->used + n > p->acap) {
 		size_t c = p->acap ? 2 * p->acap : 4096;
-		while (c < p->used + hlen) c *= 2;
+		while (c < p->used + n) c *= 2;
 		char *a = realloc(p->arena, c);
 		if (a == NULL) { p->oom = 1; return UCS_OK; }
 		p->arena = a; p->acap = c;
@@ -66,7 +73,14 @@ static ucs_status_t tux_am_cb(void *arg, const void *header, size_t hlen, void *
 	if (e == NULL) return UCS_OK;
 	memcpy(p->arena + p->used, header, hlen);
 	e->kind = TUX_AM; e->hoff = p->used; e->hlen = hlen;
-	e->data = data; e->len = len; e->attr = param->recv_attr;
+	e->len = len; e->attr = param->recv_attr;
+	if (n > hlen) {
+		if (len) memcpy(p->arena + p->used + hlen, data, len);
+		e->copied = 1;
+		p->used += n;
+		return UCS_OK;
+	}
+	e->data = data;
 	p->used += hlen;
 	return (param->recv_attr & (UCP_AM_RECV_ATTR_FLAG_DATA | UCP_AM_RECV_ATTR_FLAG_RNDV)) ? UCS_INPROGRESS : UCS_OK;
 }
@@ -195,27 +209,32 @@ static ucs_status_t tux_status(tux_port *p, ucs_status_ptr_t r, uint64_t id) {
 	return UCS_INPROGRESS;
 }
 
-static ucs_status_t tux_send(tux_port *p, ucp_ep_h ep, const void *hdr, size_t hlen, ucp_dt_iov_t *iov, size_t niov, uint64_t id) {
+// tux_send sends an AM of header hdr and data: buf and len when iov is
+// NULL (one buffer, or none), else the niov pieces of iov.
+static ucs_status_t tux_send(tux_port *p, ucp_ep_h ep, const void *hdr, size_t hlen, uintptr_t buf, size_t len, ucp_dt_iov_t *iov, size_t niov, uint64_t id) {
 	ucp_request_param_t rp = {0};
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;
 	rp.cb.send = tux_send_cb;
 	rp.flags = 0;
-	if (niov <= 1) {
+	if (iov == NULL) {
 		// One buffer (or none) goes as contiguous data, which small
 		// messages can send at once (short, bcopy); IOV data cannot.
 		rp.datatype = ucp_dt_make_contig(1);
-		void *buf = niov ? iov[0].buffer : NULL;
-		size_t len = niov ? iov[0].length : 0;
-		return tux_status(p, ucp_am_send_nbx(ep, 0, hdr, hlen, buf, len, &rp), id);
+		return tux_status(p, ucp_am_send_nbx(ep, 0, hdr, hlen, (void *)buf, len, &rp), id);
 	}
 	rp.datatype = ucp_dt_make_iov();
 	return tux_status(p, ucp_am_send_nbx(ep, 0, hdr, hlen, iov, niov, &rp), id);
 }
 
-static ucs_status_t tux_recv(tux_port *p, void *desc, ucp_dt_iov_t *iov, size_t niov, uint64_t id) {
+// tux_recv receives a rendezvous message into buf and len, or iov.
+static ucs_status_t tux_recv(tux_port *p, void *desc, uintptr_t buf, size_t len, ucp_dt_iov_t *iov, size_t niov, uint64_t id) {
 	ucp_request_param_t rp = {0};
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
 	rp.cb.recv_am = tux_recv_cb;
+	if (iov == NULL) {
+		rp.datatype = ucp_dt_make_contig(1);
+		return tux_status(p, ucp_am_recv_data_nbx(p->worker, desc, (void *)buf, len, &rp), id);
+	}
 	rp.datatype = ucp_dt_make_iov();
 	return tux_status(p, ucp_am_recv_data_nbx(p->worker, desc, iov, niov, &rp), id);
 }
@@ -327,11 +346,13 @@ func (w *ucxWorker) connect(peer uint32, addr []byte) (*ucxEndpoint, error) {
 	return e, nil
 }
 
-// ucxIOV is the description of the memory of one operation: an IOV array
-// in C memory and the Go memory it points to, pinned until the operation
-// ends.
+// ucxIOV is the description of the memory of one operation: one buffer
+// (buf, n bytes), or an IOV array in C memory (iov, n pieces); the Go
+// memory they point to is pinned until the operation ends. One buffer
+// costs no C allocation, so no call into C to make and free it.
 type ucxIOV struct {
 	iov *C.ucp_dt_iov_t
+	buf unsafe.Pointer
 	n   int
 	pin runtime.Pinner
 }
@@ -344,8 +365,17 @@ func newUCXIOV(bufs [][]byte) *ucxIOV {
 			n++
 		}
 	}
-	v.iov = (*C.ucp_dt_iov_t)(C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(C.ucp_dt_iov_t{}))))
-	s := unsafe.Slice(v.iov, max(n, 1))
+	if n <= 1 {
+		for _, b := range bufs {
+			if len(b) > 0 {
+				v.pin.Pin(&b[0])
+				v.buf, v.n = unsafe.Pointer(&b[0]), len(b)
+			}
+		}
+		return v
+	}
+	v.iov = (*C.ucp_dt_iov_t)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.ucp_dt_iov_t{}))))
+	s := unsafe.Slice(v.iov, n)
 	for _, b := range bufs {
 		if len(b) == 0 {
 			continue
@@ -359,14 +389,28 @@ func newUCXIOV(bufs [][]byte) *ucxIOV {
 
 func (v *ucxIOV) free() {
 	v.pin.Unpin()
-	C.free(unsafe.Pointer(v.iov))
+	if v.iov != nil {
+		C.free(unsafe.Pointer(v.iov))
+	}
+}
+
+// args are the data arguments of tux_send and tux_recv. The one buffer
+// goes as an address, as the IOV array's pieces do: a chunk may lie in an
+// allocation that also holds pointers, which cgo's check of a pointer
+// argument would reject; its memory is pinned and C reads only its bytes.
+func (v *ucxIOV) args() (buf C.uintptr_t, n C.size_t, iov *C.ucp_dt_iov_t, niov C.size_t) {
+	if v.iov == nil {
+		return C.uintptr_t(uintptr(v.buf)), C.size_t(v.n), nil, 0
+	}
+	return 0, 0, v.iov, C.size_t(v.n)
 }
 
 // send posts an AM of header hdr (C memory) and data bufs to e, operation
 // id. It returns done when the send completed at once (or failed), else
 // the completion comes as an event for id. mu held.
 func (w *ucxWorker) send(e *ucxEndpoint, hdr unsafe.Pointer, hlen int, v *ucxIOV, id uint64) (done bool, err error) {
-	st := C.tux_send(w.p, e.ep, hdr, C.size_t(hlen), v.iov, C.size_t(v.n), C.uint64_t(id))
+	buf, n, iov, niov := v.args()
+	st := C.tux_send(w.p, e.ep, hdr, C.size_t(hlen), buf, n, iov, niov, C.uint64_t(id))
 	if st == C.UCS_INPROGRESS {
 		return false, nil
 	}
@@ -375,15 +419,21 @@ func (w *ucxWorker) send(e *ucxEndpoint, hdr unsafe.Pointer, hlen int, v *ucxIOV
 
 // recv starts the rendezvous receive of desc into v. mu held.
 func (w *ucxWorker) recv(desc unsafe.Pointer, v *ucxIOV, id uint64) (done bool, err error) {
-	st := C.tux_recv(w.p, desc, v.iov, C.size_t(v.n), C.uint64_t(id))
+	buf, n, iov, niov := v.args()
+	st := C.tux_recv(w.p, desc, buf, n, iov, niov, C.uint64_t(id))
 	if st == C.UCS_INPROGRESS {
 		return false, nil
 	}
 	return true, ucxErr("am receive", st)
 }
 
-// release gives back the memory of an eager message's data. mu held.
-func (w *ucxWorker) release(data unsafe.Pointer) { C.ucp_am_data_release(w.p.worker, data) }
+// release gives back the memory of an eager message's data, unless it was
+// copied (nil). mu held.
+func (w *ucxWorker) release(data unsafe.Pointer) {
+	if data != nil {
+		C.ucp_am_data_release(w.p.worker, data)
+	}
+}
 
 // closeEndpoint closes e, flushing what was sent unless force. mu held.
 func (w *ucxWorker) closeEndpoint(e *ucxEndpoint, force bool, id uint64) (done bool, err error) {
@@ -436,10 +486,11 @@ type ucxEvent struct {
 	kind   int
 	status C.ucs_status_t
 	id     uint64
-	hdr    []byte // AM: a view of the arena, valid until the next drain
-	data   unsafe.Pointer
+	hdr    []byte         // AM: a view of the arena, valid until the next drain
+	data   unsafe.Pointer // AM: UCX's data or rendezvous descriptor, nil if copied
 	len    int
 	rndv   bool
+	copied []byte // AM: the data, copied into the arena (valid as hdr)
 }
 
 const (
@@ -466,6 +517,10 @@ func (w *ucxWorker) drain(f func(ev *ucxEvent)) error {
 		if ev.kind == ucxEvAM {
 			ev.hdr = unsafe.Slice((*byte)(unsafe.Pointer(uintptr(unsafe.Pointer(p.arena))+uintptr(e.hoff))), int(e.hlen))
 			ev.rndv = e.attr&C.UCP_AM_RECV_ATTR_FLAG_RNDV != 0
+			if e.copied != 0 {
+				ev.copied = unsafe.Slice((*byte)(unsafe.Pointer(uintptr(unsafe.Pointer(p.arena))+uintptr(e.hoff+e.hlen))), ev.len)
+				ev.data = nil
+			}
 		}
 		f(&ev)
 	}
