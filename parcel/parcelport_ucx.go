@@ -39,8 +39,10 @@ func UCXVersion() string { return ucxVersion() }
 // One goroutine progresses the UCX worker (parcelport_ucx_recv.go): after
 // the last event it keeps calling ucp_worker_progress for 50 µs (PollFor
 // if longer), then arms the worker and blocks on its event descriptor in
-// Go's poller; it stops spinning early once a sched_yield shows the cores
-// are shared, and waits at most 200 µs while operations are in flight.
+// Go's poller, judging it ready by its level (an edge can come before the
+// wait and be forgotten); it stops spinning early once a sched_yield shows
+// the cores are shared, and waits at most 200 µs while operations are in
+// flight.
 // Handler methods run on it, never inside UCX: UCX's callbacks only queue
 // events, in C.
 type UCX struct {
