@@ -22,11 +22,7 @@ func BenchmarkAssignBlock(b *testing.B) {
 	}
 	a := newAssigner(nil, x, make([]float64, n), k, d)
 	centres := x[:k*d]
-	for c := range k {
-		for j := range d {
-			a.ct[j*k+c] = centres[c*d+j]
-		}
-	}
+	a.setCentres(centres)
 	p := make([]float64, k*d+k+2)
 	for b.Loop() {
 		for r0 := 0; r0 < n; r0 += blockRows {

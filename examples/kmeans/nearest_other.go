@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package main
+
+// haveAVX2 is false off amd64.
+func haveAVX2() bool { return false }
+
+// nearest is nearestGo here.
+func nearest(x, ct, norms, labels, sums, counts []float64, d, k int) int {
+	return nearestGo(x, ct, norms, labels, sums, counts, d, k)
+}
