@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tessera-amt/tessera/annotate"
@@ -45,6 +46,7 @@ type options struct {
 	points, dims        int
 	clusters            int
 	seed                uint64
+	cpuProfile          string
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -61,6 +63,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.dims, "dims", 8, "dimensions of a --make-input file")
 	fs.IntVar(&o.clusters, "clusters", 5, "blobs of a --make-input file")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of a --make-input file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the clustering to `file`.L on each locality L")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -203,7 +206,20 @@ func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) er
 		}
 	}
 	read := time.Since(start)
+	if o.cpuProfile != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", o.cpuProfile, e.Locality()))
+		if err != nil {
+			return fmt.Errorf("locality %d: CPU profile: %w", e.Locality(), err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("locality %d: CPU profile %s: %w", e.Locality(), f.Name(), err)
+		}
+	}
 	res, err := cluster(ctx, e, x, centres, k, o.iterations)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return err
 	}
