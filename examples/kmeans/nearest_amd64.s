@@ -194,11 +194,25 @@ count:
 	VADDSD X14, X12, X12
 	VMOVSD X12, (R13)(AX*8)
 
-	// Row AX of sums += the point.
+	// Row AX of sums += the point: eight, four, then one coordinate a
+	// round.
 	MOVQ  AX, R13
 	IMULQ BX, R13
 	LEAQ  (DX)(R13*8), R13
 	XORQ  AX, AX
+
+sum8:
+	LEAQ    8(AX), R12
+	CMPQ    R12, BX
+	JGT     sum4
+	VMOVUPD (R13)(AX*8), Y12
+	VMOVUPD 32(R13)(AX*8), Y13
+	VADDPD  (SI)(AX*8), Y12, Y12
+	VADDPD  32(SI)(AX*8), Y13, Y13
+	VMOVUPD Y12, (R13)(AX*8)
+	VMOVUPD Y13, 32(R13)(AX*8)
+	MOVQ    R12, AX
+	JMP     sum8
 
 sum4:
 	LEAQ    4(AX), R12
