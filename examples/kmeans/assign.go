@@ -26,14 +26,19 @@ type assigner struct {
 	k, d    int
 	ct      []float64   // the centres as columns (d x k, or d x kernelWidth for the fused kernel)
 	norms   []float64   // |c|² of every centre (kernelWidth of them for the fused kernel)
-	fused   bool        // k <= kernelWidth: nearest, not a product then a scan
+	fused   bool        // nearestAVX2, not a product then a scan
 	parts   [][]float64 // per segment: k x d sums, k counts, changed labels, inertia
 	prods   [][]float64 // per segment: a block's products with the centres
 	inertia float64     // of the last assign with inertia
 }
 
-func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int) *assigner {
-	a := &assigner{rt: rt, local: local, labels: labels, k: k, d: d, fused: k <= kernelWidth}
+// newAssigner is the assignment of the points local (rows x d) and their
+// labels to k centres: by the fused kernel (nearestAVX2) when fused and
+// it can (an AVX2 CPU, k <= kernelWidth), else by products then scans.
+// The Go version of the kernel (nearestGo) is its reference, not a
+// fallback: scalar, it is slower than the products.
+func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int, fused bool) *assigner {
+	a := &assigner{rt: rt, local: local, labels: labels, k: k, d: d, fused: fused && haveAVX2() && k <= kernelWidth}
 	if a.fused {
 		a.ct, a.norms = make([]float64, d*kernelWidth), make([]float64, kernelWidth)
 	} else {
@@ -41,7 +46,11 @@ func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int) *assign
 	}
 	for range segments {
 		a.parts = append(a.parts, make([]float64, k*d+k+2))
-		a.prods = append(a.prods, make([]float64, blockRows*k))
+		if !a.fused {
+			a.prods = append(a.prods, make([]float64, blockRows*k))
+		} else {
+			a.prods = append(a.prods, nil)
+		}
 	}
 	return a
 }
@@ -110,7 +119,7 @@ func (a *assigner) block(x, labels, prod, p, centres []float64, inertia bool) {
 	if a.fused {
 		// The fused kernel: products, labels, sums and counts in one go
 		// over each point while it is in the L1 cache.
-		p[k*d+k] += float64(nearest(x, a.ct, a.norms, labels, p[:k*d], p[k*d:k*d+k], d, k))
+		p[k*d+k] += float64(nearestAVX2(x, a.ct, a.norms, labels, p[:k*d], p[k*d:k*d+k], d, k))
 		if inertia {
 			p[k*d+k+1] += sqDistances(x, labels, centres, d)
 		}

@@ -137,7 +137,7 @@ func cluster(ctx context.Context, e *primitives.Env, x *primitives.Array, centre
 	}
 	res := result{n: n, d: d, k: k}
 	part := make([]float64, k*d+k+1) // sums, counts, changed labels
-	as := newAssigner(e.Runtime(), local, labels, k, d)
+	as := newAssigner(e.Runtime(), local, labels, k, d, true)
 	for it := 0; it < iterations; it++ {
 		clear(part)
 		if err := as.assign(ctx, centres, part, false); err != nil {

@@ -109,3 +109,56 @@ func TestNearestKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockPaths: a block assigned by the fused kernel and by products
+// then scans gets the same labels, counts and changed labels, sums within
+// rounding and the same inertia within rounding, on points around
+// separate centres (no near ties).
+func TestBlockPaths(t *testing.T) {
+	if !haveAVX2() {
+		t.Skip("no AVX2 and FMA here: the product path is the only one")
+	}
+	r := rand.New(rand.NewPCG(5, 2))
+	for _, c := range []struct{ n, d, k int }{{1, 3, 1}, {511, 32, 16}, {1200, 7, 5}} {
+		centres := make([]float64, c.k*c.d)
+		for i := range centres {
+			centres[i] = r.Float64() * 100
+		}
+		x := make([]float64, c.n*c.d)
+		for i := range c.n {
+			for j := range c.d {
+				x[i*c.d+j] = centres[(i%c.k)*c.d+j] + r.NormFloat64()
+			}
+		}
+		var got [2][]float64
+		var labels [2][]float64
+		for f, fused := range []bool{true, false} {
+			a := newAssigner(nil, x, make([]float64, c.n), c.k, c.d, fused)
+			if a.fused != fused {
+				t.Fatalf("newAssigner(fused %v) for k %d: fused %v", fused, c.k, a.fused)
+			}
+			a.setCentres(centres)
+			prod := make([]float64, blockRows*c.k)
+			got[f] = make([]float64, c.k*c.d+c.k+2)
+			for r0 := 0; r0 < c.n; r0 += blockRows {
+				r1 := min(r0+blockRows, c.n)
+				a.block(x[r0*c.d:r1*c.d], a.labels[r0:r1], prod, got[f], centres, true)
+			}
+			labels[f] = a.labels
+		}
+		if i := sameBits(labels[0], labels[1]); i >= 0 {
+			t.Errorf("n %d, d %d, k %d: point %d labelled %v fused, %v by products", c.n, c.d, c.k, i, labels[0][i], labels[1][i])
+		}
+		for i := range got[0] {
+			if math.Abs(got[0][i]-got[1][i]) > 1e-12*math.Abs(got[1][i]) {
+				t.Errorf("n %d, d %d, k %d: part[%d] %v fused, %v by products", c.n, c.d, c.k, i, got[0][i], got[1][i])
+			}
+		}
+		for i, l := range labels[0] {
+			if int(l) != i%c.k {
+				t.Errorf("n %d, d %d, k %d: point %d labelled %v, drawn around centre %d", c.n, c.d, c.k, i, l, i%c.k)
+				break
+			}
+		}
+	}
+}
