@@ -118,6 +118,9 @@ func TestBlockPaths(t *testing.T) {
 	if !haveAVX2() {
 		t.Skip("no AVX2 and FMA here: the product path is the only one")
 	}
+	if a := newAssigner(nil, nil, nil, kernelWidth+1, 3, true); a.fused || len(a.norms) != kernelWidth+1 {
+		t.Errorf("k = %d: fused %v with %d norms, want the product path with %d", kernelWidth+1, a.fused, len(a.norms), kernelWidth+1)
+	}
 	r := rand.New(rand.NewPCG(5, 2))
 	for _, c := range []struct{ n, d, k int }{{1, 3, 1}, {511, 32, 16}, {1200, 7, 5}} {
 		centres := make([]float64, c.k*c.d)
