@@ -24,19 +24,33 @@ type assigner struct {
 	local   []float64 // rows x d points
 	labels  []float64 // rows
 	k, d    int
-	ct      []float64   // the centres as columns (d x k): the product's kernel wants no transpose
-	norms   []float64   // |c|² of every centre
+	ct      []float64   // the centres as columns (d x k, or d x kernelWidth for the fused kernel)
+	norms   []float64   // |c|² of every centre (kernelWidth of them for the fused kernel)
+	fused   bool        // nearestAVX2, not a product then a scan
 	parts   [][]float64 // per segment: k x d sums, k counts, changed labels, inertia
 	prods   [][]float64 // per segment: a block's products with the centres
 	inertia float64     // of the last assign with inertia
 }
 
-func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int) *assigner {
-	a := &assigner{rt: rt, local: local, labels: labels, k: k, d: d,
-		ct: make([]float64, d*k), norms: make([]float64, k)}
+// newAssigner is the assignment of the points local (rows x d) and their
+// labels to k centres: by the fused kernel (nearestAVX2) when fused and
+// it can (an AVX2 CPU, k <= kernelWidth), else by products then scans.
+// The Go version of the kernel (nearestGo) is its reference, not a
+// fallback: scalar, it is slower than the products.
+func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int, fused bool) *assigner {
+	a := &assigner{rt: rt, local: local, labels: labels, k: k, d: d, fused: fused && haveAVX2() && k <= kernelWidth}
+	if a.fused {
+		a.ct, a.norms = make([]float64, d*kernelWidth), make([]float64, kernelWidth)
+	} else {
+		a.ct, a.norms = make([]float64, d*k), make([]float64, k)
+	}
 	for range segments {
 		a.parts = append(a.parts, make([]float64, k*d+k+2))
-		a.prods = append(a.prods, make([]float64, blockRows*k))
+		if !a.fused {
+			a.prods = append(a.prods, make([]float64, blockRows*k))
+		} else {
+			a.prods = append(a.prods, nil)
+		}
 	}
 	return a
 }
@@ -51,14 +65,8 @@ func newAssigner(rt *runtime.Runtime, local, labels []float64, k, d int) *assign
 // also sums every point's squared distance to its centre, exactly
 // ((x - c)², not from the product), into a.inertia.
 func (a *assigner) assign(ctx context.Context, centres, part []float64, inertia bool) error {
-	k, d := a.k, a.d
-	for c := range k {
-		a.norms[c] = 0
-		for j, v := range centres[c*d : (c+1)*d] {
-			a.norms[c] += v * v
-			a.ct[j*k+c] = v
-		}
-	}
+	d := a.d
+	a.setCentres(centres)
 	rows := len(a.local) / d
 	nb := (rows + blockRows - 1) / blockRows
 	tasks := make([]*runtime.Future[struct{}], 0, segments)
@@ -87,10 +95,36 @@ func (a *assigner) assign(ctx context.Context, centres, part []float64, inertia 
 	return nil
 }
 
+// setCentres lays the centres (k x d) out for the products: as columns,
+// so the kernels want no transpose, with their squared norms.
+func (a *assigner) setCentres(centres []float64) {
+	k, d := a.k, a.d
+	if a.fused {
+		kernelCentres(centres, k, d, a.ct, a.norms)
+		return
+	}
+	for c := range k {
+		a.norms[c] = 0
+		for j, v := range centres[c*d : (c+1)*d] {
+			a.norms[c] += v * v
+			a.ct[j*k+c] = v
+		}
+	}
+}
+
 // block assigns the points x (n x d) with their labels, adding to p (the
 // layout of assign's part, then the inertia); prod has room for n x k.
 func (a *assigner) block(x, labels, prod, p, centres []float64, inertia bool) {
 	k, d := a.k, a.d
+	if a.fused {
+		// The fused kernel: products, labels, sums and counts in one go
+		// over each point while it is in the L1 cache.
+		p[k*d+k] += float64(nearestAVX2(x, a.ct, a.norms, labels, p[:k*d], p[k*d:k*d+k], d, k))
+		if inertia {
+			p[k*d+k+1] += sqDistances(x, labels, centres, d)
+		}
+		return
+	}
 	n := len(x) / d
 	prod = prod[:n*k] // x · centresᵀ
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
@@ -140,4 +174,32 @@ func (a *assigner) block(x, labels, prod, p, centres []float64, inertia bool) {
 	}
 	p[k*d+k] += changed
 	p[k*d+k+1] += in
+}
+
+// sqDistances sums the squared distance of every point of x (n x d) to
+// its centre (labels), exactly: (x - c)², not from the products. Four
+// partial sums over the coordinates (j mod 4) keep four additions in
+// flight; each point's four are added to the total.
+func sqDistances(x, labels, centres []float64, d int) float64 {
+	in := 0.0
+	for i, l := range labels {
+		xi := x[i*d : i*d+d]
+		c := centres[int(l)*d : int(l)*d+d]
+		c = c[:len(xi)]
+		var s0, s1, s2, s3 float64
+		j := 0
+		for ; j+4 <= len(xi); j += 4 {
+			t0, t1, t2, t3 := xi[j]-c[j], xi[j+1]-c[j+1], xi[j+2]-c[j+2], xi[j+3]-c[j+3]
+			s0 += t0 * t0
+			s1 += t1 * t1
+			s2 += t2 * t2
+			s3 += t3 * t3
+		}
+		for ; j < len(xi); j++ {
+			t := xi[j] - c[j]
+			s0 += t * t
+		}
+		in += (s0 + s1) + (s2 + s3)
+	}
+	return in
 }
