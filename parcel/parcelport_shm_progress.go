@@ -105,7 +105,7 @@ func (s *SHM) progressLoop(w ringWait) {
 		g.mu.Unlock()
 		found := false
 		for _, pk := range look {
-			if pk.ready() || pk.stop() {
+			if pk.ready() || (i%ringStopEvery == 0 && pk.stop()) {
 				found = g.unpark(pk, true) || found
 			}
 		}

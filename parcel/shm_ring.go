@@ -65,6 +65,11 @@ const (
 	// message comes.
 	ringYieldEveryMax = 256
 	ringYieldGave     = 5 * time.Microsecond
+
+	// A spinning waiter looks at its stop condition (channels closed when
+	// the peer or the port goes: a select each) every ringStopEvery
+	// looks, at its ring at every look.
+	ringStopEvery = 16
 )
 
 // yieldPace is how often a spinning ring waiter calls sched_yield,
@@ -332,7 +337,7 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		}
 		var start time.Time
 		for i := 1; ; i++ {
-			if ready() || stop() {
+			if ready() || (i%ringStopEvery == 0 && stop()) {
 				if w.polling != nil {
 					w.polling.Add(-1)
 				}
