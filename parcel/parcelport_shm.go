@@ -83,7 +83,11 @@ const DefaultRingBytes = 1 << 20
 //
 // A ring reader polls its ring for PollFor when the port polls, else spins
 // for SpinFor (with several peers on the machine, one loop spins for all
-// the readers: parcelport_shm_progress.go); then it raises its sleeper
+// the readers: parcelport_shm_progress.go), offering the core to the
+// machine's other threads (sched_yield) every few looks while they take
+// it and seldom while the yields come back at once (yieldPace: a yield
+// costs about as much as the rest of a small round trip's wait); then it
+// raises its sleeper
 // flag in the ring's control and sleeps on its doorbell, a channel: when
 // the writer finds the flag raised (see ring.publish: no lost wake-ups) it
 // sends a doorbell parcel on the TCP connection, whose reader rings it. A

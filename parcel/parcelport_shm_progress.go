@@ -20,8 +20,10 @@ import (
 // parks here instead: the loop looks at every parked reader's ring in
 // turn and hands a ring that has data back to its reader (a channel send;
 // the writer, which finds no sleeper flag, rings no doorbell). Polling, it
-// lets the process's goroutines and the machine's threads run after every
-// look and, as the tcp loop, does not give up when the cores are shared;
+// lets the process's goroutines run after every look, and the machine's
+// threads too while they take the core (a sched_yield that comes back at
+// once says none wanted it: the loop then yields more seldom, yieldPace),
+// and, as the tcp loop, does not give up when the cores are shared;
 // blocking, it spins for SpinFor, not at all when the port's localities
 // outnumber the cores, and gives up early when a sched_yield shows that
 // another thread wanted the core, as a lone reader does. Once its window
@@ -89,6 +91,9 @@ func (s *SHM) progressLoop(w ringWait) {
 		defer w.polling.Add(-1)
 	}
 	last := time.Now() // when the loop last found data, or woke
+	// Polling, it yields after every look while the yields give the core
+	// away, more seldom while they come back at once (yieldPace).
+	pace := &yieldPace{least: 1}
 	for i := 1; ; i++ {
 		g.mu.Lock()
 		if len(g.parked) == 0 {
@@ -100,7 +105,7 @@ func (s *SHM) progressLoop(w ringWait) {
 		g.mu.Unlock()
 		found := false
 		for _, pk := range look {
-			if pk.ready() || pk.stop() {
+			if pk.ready() || (i%ringStopEvery == 0 && pk.stop()) {
 				found = g.unpark(pk, true) || found
 			}
 		}
@@ -112,7 +117,11 @@ func (s *SHM) progressLoop(w ringWait) {
 		giveUp := false
 		if w.poll {
 			goruntime.Gosched()
-			ringYield()
+			if pace.due(i) {
+				t0 := time.Now()
+				ringYield()
+				pace.took(time.Since(t0))
+			}
 		} else {
 			if i%ringGoschedEvery == 0 {
 				goruntime.Gosched()

@@ -36,10 +36,11 @@ func (s *SHM) waiter(p *shmPeer) ringWait {
 		case <-s.stop:
 		}
 	}
+	pace := new(yieldPace) // the reader's, across its waits
 	if s.cfg.PollFor > 0 {
-		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park}
+		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park, pace: pace}
 	}
-	return ringWait{spin: max(s.cfg.SpinFor, 0), park: park}
+	return ringWait{spin: max(s.cfg.SpinFor, 0), park: park, pace: pace}
 }
 
 // publish makes what was written into p's ring visible and, if p's reader

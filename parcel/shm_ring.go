@@ -54,7 +54,56 @@ const (
 	ringGoschedEvery = 4
 	ringYieldEvery   = 4
 	ringYieldTaken   = 20 * time.Microsecond
+
+	// A waiter with a yieldPace (a ring's reader) offers the core less
+	// often while its sched_yields come back at once, which says no other
+	// thread wanted the core: every ringYieldEvery looks at first, twice
+	// as seldom after each quick yield, up to every ringYieldEveryMax; a
+	// yield that took ringYieldGave or more starts again from the
+	// beginning. On a machine with a core per locality the reader then
+	// looks at its ring instead of sitting in a system call when the
+	// message comes.
+	ringYieldEveryMax = 256
+	ringYieldGave     = 5 * time.Microsecond
+
+	// A spinning waiter looks at its stop condition (channels closed when
+	// the peer or the port goes: a select each) every ringStopEvery
+	// looks, at its ring at every look.
+	ringStopEvery = 16
 )
+
+// yieldPace is how often a spinning ring waiter calls sched_yield,
+// adapted to what the yields showed (see ringYieldEveryMax): every least
+// looks at most often (ringYieldEvery when 0). It lives as long as its
+// waiter, across waits.
+type yieldPace struct{ every, least int }
+
+func (y *yieldPace) floor() int {
+	if y != nil && y.least > 0 {
+		return y.least
+	}
+	return ringYieldEvery
+}
+
+// due reports whether the waiter yields at its look i.
+func (y *yieldPace) due(i int) bool {
+	e := y.floor()
+	if y != nil && y.every > e {
+		e = y.every
+	}
+	return i%e == e-1
+}
+
+// took adapts the pace to a yield that took d.
+func (y *yieldPace) took(d time.Duration) {
+	switch {
+	case y == nil:
+	case d >= ringYieldGave:
+		y.every = y.floor()
+	case y.every < ringYieldEveryMax:
+		y.every = min(max(2*y.every, 2*y.floor()), ringYieldEveryMax)
+	}
+}
 
 // ringCtl is the control page of one ring, in shared memory.
 type ringCtl struct {
@@ -271,7 +320,8 @@ type ringWait struct {
 	spin    time.Duration
 	poll    bool
 	polling *atomic.Int32
-	park    func() // a reader's sleep until its doorbell rings or it should stop
+	park    func()     // a reader's sleep until its doorbell rings or it should stop
+	pace    *yieldPace // how often to sched_yield; nil: every ringYieldEvery looks
 }
 
 // wait returns once ready or stop reports true. seq and sleeps are the
@@ -287,7 +337,7 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		}
 		var start time.Time
 		for i := 1; ; i++ {
-			if ready() || stop() {
+			if ready() || (i%ringStopEvery == 0 && stop()) {
 				if w.polling != nil {
 					w.polling.Add(-1)
 				}
@@ -296,13 +346,15 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
 				goruntime.Gosched()
 			}
-			if i%ringYieldEvery == ringYieldEvery-1 {
+			if w.pace.due(i) {
 				// As the TCP spinner: a sched_yield that gave the core
 				// away for long means the cores are shared, and spinning
 				// on would take one from the process the ring waits for.
 				t0 := time.Now()
 				ringYield()
-				if time.Since(t0) >= ringYieldTaken {
+				took := time.Since(t0)
+				w.pace.took(took)
+				if took >= ringYieldTaken {
 					break
 				}
 			}

@@ -23,23 +23,36 @@ func (r *opRun) nodeAllReduce(data []float64, op func(a, b float64) float64) (v 
 		return nil, true, err
 	}
 	acc := r.Uncleared(len(data))
+	// The slots read are consumed once the reduction is done with them
+	// (on a failure too), in a loop of its own rather than by a defer per
+	// slot, which would cost an allocation each.
+	read := 0
+	consume := func() {
+		for s := range read {
+			if s != r.c.here {
+				b.Consume(b.Slot(s, r.gen))
+			}
+		}
+	}
 	for s := range b.Sites() {
 		src := data
 		if s != r.c.here {
 			sl, err := r.arrived(b, s)
 			if err != nil {
+				consume()
 				r.Recycle(acc)
 				return nil, true, err
 			}
 			src = sl.Data(len(data))
-			defer b.Consume(sl) // once the reduction read it
 		}
+		read = s + 1
 		if s == 0 {
 			copy(acc, src)
 		} else {
 			combineInto(acc, acc, src, op)
 		}
 	}
+	consume()
 	return acc, true, nil
 }
 

@@ -1,0 +1,61 @@
+package parcel
+
+import (
+	"testing"
+	"time"
+)
+
+// A ring reader's yields come further apart while they come back at once,
+// and as often as at first again after one that gave the core away.
+func TestYieldPaceAdapts(t *testing.T) {
+	yields := func(y *yieldPace, looks int) int {
+		n := 0
+		for i := 1; i <= looks; i++ {
+			if y.due(i) {
+				n++
+			}
+		}
+		return n
+	}
+	var fixed *yieldPace // no pace: every ringYieldEvery looks
+	if got, want := yields(fixed, 1024), 1024/ringYieldEvery; got != want {
+		t.Fatalf("without a pace: %d yields in 1024 looks, want %d", got, want)
+	}
+	y := new(yieldPace)
+	if got, want := yields(y, 1024), 1024/ringYieldEvery; got != want {
+		t.Fatalf("a new pace: %d yields in 1024 looks, want %d", got, want)
+	}
+	for range 16 {
+		y.took(time.Microsecond) // quick: nobody else wanted the core
+	}
+	if y.every != ringYieldEveryMax {
+		t.Fatalf("after 16 quick yields the pace is every %d looks, want %d", y.every, ringYieldEveryMax)
+	}
+	if got, want := yields(y, 1024), 1024/ringYieldEveryMax; got != want {
+		t.Fatalf("a slowed pace: %d yields in 1024 looks, want %d", got, want)
+	}
+	y.took(ringYieldGave) // the core went to another thread
+	if got, want := yields(y, 1024), 1024/ringYieldEvery; got != want {
+		t.Fatalf("after a yield that gave the core away: %d yields in 1024 looks, want %d", got, want)
+	}
+	y.took(0)
+	if y.every != 2*ringYieldEvery {
+		t.Fatalf("one quick yield after a reset: every %d looks, want %d", y.every, 2*ringYieldEvery)
+	}
+
+	// The progress loop's pace yields after every look at first.
+	loop := &yieldPace{least: 1}
+	if got := yields(loop, 100); got != 100 {
+		t.Fatalf("the loop's new pace: %d yields in 100 looks, want 100", got)
+	}
+	for range 16 {
+		loop.took(0)
+	}
+	if got, want := yields(loop, 1024), 1024/ringYieldEveryMax; got != want {
+		t.Fatalf("the loop's slowed pace: %d yields in 1024 looks, want %d", got, want)
+	}
+	loop.took(time.Millisecond)
+	if got := yields(loop, 100); got != 100 {
+		t.Fatalf("the loop's pace after a yield that gave the core away: %d yields in 100 looks, want 100", got)
+	}
+}
