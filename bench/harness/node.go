@@ -34,8 +34,8 @@ func nodePlan(reps int, haveMPI, haveUCX bool) plan {
 	bwN, bwWarm := str(count("BW_N", 128)), str(count("BW_WARM", 16))
 	pp := []string{"-mode", "tessera", "-test", "rtt,rtt-direct,bw", "-rtt-n", rttN, "-rtt-warmup", rttWarm, "-rtt-size", "64",
 		"-bw-n", bwN, "-bw-warmup", bwWarm, "-bw-elems", "1048576", "-window", "4"}
-	port := func(name, parcelport string, poll bool) job {
-		flags := []string{"--parcelport", parcelport}
+	port := func(name, parcelport string, poll bool, extra ...string) job {
+		flags := append([]string{"--parcelport", parcelport}, extra...)
 		if poll {
 			flags = append(flags, "--progress", "poll")
 		}
@@ -51,7 +51,8 @@ func nodePlan(reps int, haveMPI, haveUCX bool) plan {
 		if haveMPI {
 			jobs = append(jobs, vader("vader-pingpong", "pingpong", 2, rttN, rttWarm, "64"), vader("vader-stream", "stream", 2, bwN, bwWarm, "1048576", "4"))
 		}
-		jobs = append(jobs, port("tcp", "tcp", false), port("shm", "shm", false), port("tcp-poll", "tcp", true), port("shm-poll", "shm", true))
+		jobs = append(jobs, port("tcp", "tcp", false), port("shm", "shm", false), port("tcp-poll", "tcp", true), port("shm-poll", "shm", true),
+			port("shm-poll-bound", "shm", true, "--bind", "core")) // as mpirun binds 2 ranks
 		if haveUCX {
 			jobs = append(jobs, ucx("ucx-tcp", "tcp"), ucx("ucx-sm", "sm,self"))
 		}
@@ -61,13 +62,16 @@ func nodePlan(reps int, haveMPI, haveUCX bool) plan {
 	colls := func(rep int) []job {
 		var jobs []job
 		if haveMPI {
-			jobs = append(jobs, vader("vader-coll", "allreduce", 4, coll[1], coll[3], coll[5], coll[7]))
+			jobs = append(jobs, vader("vader-coll", "allreduce", 4, coll[1], coll[3], coll[5], coll[7]),
+				vaderBound("vader-coll-bound", "allreduce", 4, coll[1], coll[3], coll[5], coll[7]))
 		}
 		for _, pp := range []string{"tcp", "shm"} {
 			jobs = append(jobs,
 				run("coll-"+pp, 4, []string{"--parcelport", pp}, "collbench", coll...),
 				run("coll-"+pp+"-poll", 4, []string{"--parcelport", pp, "--progress", "poll"}, "collbench", coll...))
 		}
+		jobs = append(jobs, run("coll-shm-bound", 4, []string{"--parcelport", "shm", "--bind", "core"}, "collbench", coll...),
+			run("coll-shm-bound-poll", 4, []string{"--parcelport", "shm", "--bind", "core", "--progress", "poll"}, "collbench", coll...))
 		return alternate(rep, jobs)
 	}
 	size, iters := setting("ALS_SIZE", "4800,4800,0.01"), str(count("ALS_ITER", 5))
@@ -96,6 +100,15 @@ func nodePlan(reps int, haveMPI, haveUCX bool) plan {
 func vader(name, prog string, np int, args ...string) job {
 	return job{name: name, group: "mpi", timeout: 2 * time.Minute,
 		argv: append([]string{"mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "self,vader", "-np", str(np), "@mpi_" + prog}, args...)}
+}
+
+// vaderBound is vader with every rank bound to a core, two to a core where
+// ranks outnumber cores (mpirun leaves oversubscribed ranks unbound by
+// default).
+func vaderBound(name, prog string, np int, args ...string) job {
+	j := vader(name, prog, np, args...)
+	j.argv = append([]string{j.argv[0], "--bind-to", "core:overload-allowed"}, j.argv[1:]...)
+	return j
 }
 
 // mpiHasVader says whether Open MPI's ompi_info lists the vader transport.
