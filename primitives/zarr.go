@@ -384,7 +384,7 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		return nil, err
 	}
 	h := ann.Local().Halo
-	data := e.tileToSet(h.Size()) // every element is read or filled below
+	data := e.ownTileToSet(h.Size()) // every element is read or filled below
 	var jobs []zarrJob
 	chunksOf(m, h, func(idx []int) {
 		b, _ := chunkBlock(m, idx)

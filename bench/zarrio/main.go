@@ -59,6 +59,7 @@ type options struct {
 	n             int
 	cpuprofile    string
 	steps         bool
+	tiles         bool
 }
 
 func main() {
@@ -72,7 +73,8 @@ func main() {
 	flag.StringVar(&o.output, "output", "", "Zarr output of -test normalise")
 	flag.IntVar(&o.n, "n", 3, "timed repetitions")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each locality to `file`.L<locality>")
-	flag.BoolVar(&o.steps, "steps", false, "-test normalise: Sub and Div of MeanAxis and StdAxis instead of ZScore")
+	flag.BoolVar(&o.steps, "steps", false, "-test normalise: ReadZarr, Sub and Div of MeanAxis and StdAxis, WriteZarr instead of ZScoreZarr")
+	flag.BoolVar(&o.tiles, "tiles", false, "-test normalise: ReadZarr, ZScore, WriteZarr instead of ZScoreZarr")
 	flag.Parse()
 
 	reg := runtime.NewRegistry()
@@ -190,6 +192,19 @@ func normalise(ctx context.Context, e *primitives.Env, c *runtime.Communicator, 
 			return err
 		}
 		start := time.Now()
+		if !o.steps && !o.tiles {
+			if err := primitives.ZScoreZarr(ctx, e, o.input, o.output, primitives.ZarrOptions{}).Err(ctx); err != nil {
+				return err
+			}
+			times = append(times, time.Since(start).Seconds())
+			if e.Locality() == 0 {
+				var err error
+				if sum, err = fileChecksum(o.output); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		y, err := normaliseOnce(ctx, e, o)
 		if err != nil {
 			return err
