@@ -384,7 +384,7 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		return nil, err
 	}
 	h := ann.Local().Halo
-	data := e.ownTileToSet(h.Size()) // every element is read or filled below
+	data := e.tileToSet(h.Size()) // every element is read or filled below
 	var jobs []zarrJob
 	chunksOf(m, h, func(idx []int) {
 		b, _ := chunkBlock(m, idx)
@@ -452,7 +452,8 @@ func writeChunk(name string, data []byte) error {
 }
 
 // readRaw reads an uncompressed chunk file of exactly len(dst) bytes
-// into dst.
+// into dst: from the disk straight into dst when none of it is cached
+// (readDirect), else through the page cache.
 func readRaw(file string, dst []byte) error {
 	f, err := os.Open(file)
 	if err != nil {
@@ -465,6 +466,9 @@ func readRaw(file string, dst []byte) error {
 	}
 	if st.Size() != int64(len(dst)) {
 		return fmt.Errorf("chunk decodes to %d bytes, want %d", st.Size(), len(dst))
+	}
+	if ok, err := readDirect(f, dst); ok {
+		return err
 	}
 	_, err = io.ReadFull(f, dst)
 	return err

@@ -46,7 +46,7 @@ func ZScore(ctx context.Context, e *Env, a *runtime.Future[*Array], axis int) *r
 		h := x.ann.Local().Halo
 		_, h3 := pad3(x.ann.Tiling.Shape, h)
 		n := [3]int{h3[0].Len(), h3[1].Len(), h3[2].Len()}
-		data := e.ownTileToSet(h.Size()) // every element is set below
+		data := e.tileToSet(h.Size()) // every element is set below
 		prefault(data)
 		xa := aligned{data: x.data, st: [3]int{n[1] * n[2], n[2], 1}}
 		ma, sa := keepAligned(mean, p.keep, h), keepAligned(std, p.keep, h)
