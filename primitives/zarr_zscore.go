@@ -33,7 +33,8 @@ import (
 //
 // The output has the input's shape and chunks; opts gives its compressor
 // (opts.Chunks must be nil or the input's chunks, opts.Dtype "" or "<f8").
-// Locality 0 writes its metadata. A missing input chunk is the fill
+// Locality 0 writes its metadata after the first pass; out may be in
+// itself (each chunk is read whole before it is written). A missing input chunk is the fill
 // value; a constant column gives NaN, as ZScore. A bad input fails the
 // future on every locality: the AllGather, reserved when called, carries
 // the failure of the first pass, and a barrier, also reserved when called,
@@ -106,18 +107,6 @@ func zscoreZarr(ctx context.Context, e *Env, stats, done *runtime.Reservation, i
 		return s.fail("%v", err)
 	}
 	s.om.Separator = m.Separator
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return s.fail("%v", err)
-	}
-	if e.Locality() == 0 {
-		meta, err := s.om.Marshal()
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, ".zarray"), meta, 0o644)
-		}
-		if err != nil {
-			return s.fail("%v", err)
-		}
-	}
 	s.inner = m.ChunkElems() / m.Chunks[0]
 	s.rest = 1
 	for _, n := range m.Shape[1:] {
@@ -166,6 +155,20 @@ func zscoreZarr(ctx context.Context, e *Env, stats, done *runtime.Reservation, i
 		o := all[l*len(acc) : (l+1)*len(acc)]
 		for j := 0; j < len(acc); j += 3 {
 			varK{}.merge(acc[j:j+3], o[j:j+3])
+		}
+	}
+	// Every locality read the input's metadata before the AllGather, so
+	// the output's may replace it (out the same directory as in).
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return s.fail("%v", err)
+	}
+	if e.Locality() == 0 {
+		meta, err := s.om.Marshal()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(out, ".zarray"), meta, 0o644)
+		}
+		if err != nil {
+			return s.fail("%v", err)
 		}
 	}
 	mean, std := make([]float64, s.rest), make([]float64, s.rest)

@@ -101,6 +101,34 @@ func TestZScoreZarr(t *testing.T) {
 					y.Release()
 				}
 			}
+			// In place, recompressed: each chunk read before it is written.
+			shape := []int{10, 3}
+			data := zscoreData(shape)
+			want := zscoreRef(shape, data)
+			x, err := FromGlobal(e, shape, Layout{}, data)
+			if err != nil {
+				return err
+			}
+			p := filepath.Join(dir, fmt.Sprintf("n%d-inplace", n))
+			if err := WriteZarr(ctx, e, runtime.MakeReady(x), p, ZarrOptions{Chunks: []int{3, 2}}).Err(ctx); err != nil {
+				return err
+			}
+			if err := ZScoreZarr(ctx, e, p, p, ZarrOptions{Compressor: "zlib"}).Err(ctx); err != nil {
+				return err
+			}
+			y, err := ReadZarr(ctx, e, p, ZarrReadOptions{}).Get(ctx)
+			if err != nil {
+				return err
+			}
+			got, err := y.Fetch(ctx, annotate.WholeBlock(shape)).Get(ctx)
+			if err != nil {
+				return err
+			}
+			for g := range want {
+				if w, v := want[g], got[g]; math.IsNaN(w) != math.IsNaN(v) || math.Abs(w-v) > 1e-12*max(1, math.Abs(w)) {
+					return fmt.Errorf("%s in place: element %d is %v, want %v", p, g, v, w)
+				}
+			}
 			return nil
 		})
 	})
