@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tessera-amt/tessera/annotate"
+	"github.com/tessera-amt/tessera/internal/jobtest"
 	"github.com/tessera-amt/tessera/runtime"
 )
 
@@ -177,5 +179,52 @@ func TestZScoreZarrBadInput(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// TestZScoreZarrWithDask normalises arrays Python zarr wrote (its default
+// Blosc compressor, a 3-D one too) on 2 and 3 localities and has Dask
+// compare the output, read with dask.array.from_zarr, with its own
+// (x - x.mean(0)) / x.std(0) of the input.
+func TestZScoreZarrWithDask(t *testing.T) {
+	py := jobtest.Python(t, "zarr", "dask.array", "numpy")
+	dir := t.TempDir()
+	write := `
+import sys, zarr, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+for name, shape, chunks in [('a2', (50, 9), (7, 4)), ('a3', (11, 4, 6), (3, 4, 4))]:
+    z = zarr.open_array(d + '/' + name, mode='w', shape=shape, chunks=chunks, dtype='<f8')
+    z[...] = rng.normal(3.0, 2.0, size=shape)
+`
+	if out, err := exec.Command(py, "-c", write, dir).CombinedOutput(); err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	check := `
+import sys, numpy as np, dask.array as da
+x = da.from_zarr(sys.argv[1])
+want = ((x - x.mean(axis=0)) / x.std(axis=0)).compute()
+got = da.from_zarr(sys.argv[2]).compute()
+if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+    print("differs: max", np.max(np.abs(got - want)))
+    sys.exit(1)
+print("ok")
+`
+	for _, n := range []int{2, 3} {
+		runJob(t, n, func(ctx context.Context, e *Env) error {
+			for _, name := range []string{"a2", "a3"} {
+				in, out := filepath.Join(dir, name), filepath.Join(dir, fmt.Sprintf("%s-z%d", name, n))
+				if err := ZScoreZarr(ctx, e, in, out, ZarrOptions{Compressor: "zstd"}).Err(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, name := range []string{"a2", "a3"} {
+			in, out := filepath.Join(dir, name), filepath.Join(dir, fmt.Sprintf("%s-z%d", name, n))
+			if res, err := exec.Command(py, "-c", check, in, out).CombinedOutput(); err != nil {
+				t.Errorf("%d localities, %s: %v\n%s", n, name, err, res)
+			}
+		}
 	}
 }
