@@ -404,7 +404,7 @@ func readZarr(e *Env, path string, l Layout) (*Array, error) {
 		sub, _ := j.block.Intersect(h)
 		key := m.Key(j.idx)
 		if off, ok := rawChunk(m, h, j.idx); ok {
-			err := readRaw(filepath.Join(path, key), parcel.Float64Bytes(data[off:off+j.block.Size()]))
+			err := readRaw(filepath.Join(path, key), parcel.Float64Bytes(data[off:off+j.block.Size()]), true)
 			if errors.Is(err, fs.ErrNotExist) {
 				fillBlock(data, h, sub, m.Fill)
 				return nil
@@ -460,9 +460,10 @@ func writeChunk(name string, data []byte) error {
 }
 
 // readRaw reads an uncompressed chunk file of exactly len(dst) bytes
-// into dst: from the disk straight into dst when none of it is cached
-// (readDirect), else through the page cache.
-func readRaw(file string, dst []byte) error {
+// into dst: with direct, from the disk straight into dst when none of it
+// is cached (readDirect); else through the page cache, which keeps it
+// for a second read.
+func readRaw(file string, dst []byte, direct bool) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -475,8 +476,10 @@ func readRaw(file string, dst []byte) error {
 	if st.Size() != int64(len(dst)) {
 		return fmt.Errorf("chunk decodes to %d bytes, want %d", st.Size(), len(dst))
 	}
-	if ok, err := readDirect(f, dst); ok {
-		return err
+	if direct {
+		if ok, err := readDirect(f, dst); ok {
+			return err
+		}
 	}
 	_, err = io.ReadFull(f, dst)
 	return err

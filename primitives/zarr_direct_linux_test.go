@@ -57,7 +57,7 @@ func TestReadDirect(t *testing.T) {
 			t.Fatalf("readDirect: %v", err)
 		}
 		if !ok {
-			if err := readRaw(name, dst); err != nil {
+			if err := readRaw(name, dst, false); err != nil {
 				t.Fatalf("readRaw: %v", err)
 			}
 		}

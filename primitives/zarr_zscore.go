@@ -28,8 +28,8 @@ import (
 // reading it again, normalising it and writing it as the output's chunk
 // of the same index. So a 2 GiB input costs a few chunks of memory rather
 // than two tiles of its size, whose fresh pages' faults dominate ZScore's
-// time (the second read comes from the page cache when the input fits in
-// it).
+// time. Chunks are read through the page cache (never O_DIRECT, unlike
+// ReadZarr), so the second pass finds them there when the input fits.
 //
 // The output has the input's shape and chunks; opts gives its compressor
 // (opts.Chunks must be nil or the input's chunks, opts.Dtype "" or "<f8").
@@ -314,7 +314,7 @@ func (s *zscoreStream) read(idx []int) ([]float64, error) {
 	name := filepath.Join(s.in, key)
 	buf := s.get()
 	if s.m.Compressor == nil && s.m.Dtype == zarr.Float64 && s.nativeLE {
-		err := readRaw(name, parcel.Float64Bytes(buf))
+		err := readRaw(name, parcel.Float64Bytes(buf), false) // cached for the second pass
 		if errors.Is(err, fs.ErrNotExist) {
 			for k := range buf {
 				buf[k] = s.m.Fill
