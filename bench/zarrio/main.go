@@ -16,15 +16,20 @@
 // which bench/dd_rate.sh's sequential rates of the same disk, in the same
 // run, are the baseline of.
 //
-// -test normalise reads a (-rows, -cols) array from the Zarr directory
-// -input (made first with -make if missing: primitives.Random, no
-// compressor), normalises its columns with primitives.ZScore along axis 0
-// ((x - mean) / std, NumPy's std with ddof 0; scipy's zscore: one pass
-// over the data for the mean and the variance together, one AllGather,
-// one pass for the result; -steps: Sub and Div of MeanAxis and StdAxis,
-// as (x - x.mean(0)) / x.std(0)) and writes the result with WriteZarr to
-// -output; the whole, read to written, is timed -n times (-cpuprofile
-// FILE writes each locality's CPU profile to FILE.L<locality>):
+// -test normalise normalises the columns of the (-rows, -cols) Zarr array
+// in directory -input (made first if missing:
+// primitives.Random, no compressor, chunks of 62,500 rows) and writes the
+// result to the Zarr directory -output, (x - mean) / std with NumPy's std
+// (ddof 0): by default with primitives.ZScoreZarr, which streams over the
+// chunks (one pass for the columns' moments, one AllGather, one pass
+// normalising and writing each chunk) without materialising the array;
+// with -tiles as ReadZarr, primitives.ZScore along axis 0 (scipy's
+// zscore on the array: one pass for the mean and the variance together,
+// one AllGather, one pass for the result) and WriteZarr; with -steps as
+// ReadZarr, Sub and Div of MeanAxis and StdAxis, as (x - x.mean(0)) /
+// x.std(0), and WriteZarr. The whole, read to written, is timed -n times
+// (-cpuprofile FILE writes each locality's CPU profile to
+// FILE.L<locality>):
 //
 //	BenchmarkNormalise/tessera 3 4.1 s/op 4.0 min-s/op 1.2345e+02 checksum
 //
@@ -59,6 +64,7 @@ type options struct {
 	n             int
 	cpuprofile    string
 	steps         bool
+	tiles         bool
 }
 
 func main() {
@@ -72,7 +78,8 @@ func main() {
 	flag.StringVar(&o.output, "output", "", "Zarr output of -test normalise")
 	flag.IntVar(&o.n, "n", 3, "timed repetitions")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each locality to `file`.L<locality>")
-	flag.BoolVar(&o.steps, "steps", false, "-test normalise: Sub and Div of MeanAxis and StdAxis instead of ZScore")
+	flag.BoolVar(&o.steps, "steps", false, "-test normalise: ReadZarr, Sub and Div of MeanAxis and StdAxis, WriteZarr instead of ZScoreZarr")
+	flag.BoolVar(&o.tiles, "tiles", false, "-test normalise: ReadZarr, ZScore, WriteZarr instead of ZScoreZarr")
 	flag.Parse()
 
 	reg := runtime.NewRegistry()
@@ -190,6 +197,19 @@ func normalise(ctx context.Context, e *primitives.Env, c *runtime.Communicator, 
 			return err
 		}
 		start := time.Now()
+		if !o.steps && !o.tiles {
+			if err := primitives.ZScoreZarr(ctx, e, o.input, o.output, primitives.ZarrOptions{}).Err(ctx); err != nil {
+				return err
+			}
+			times = append(times, time.Since(start).Seconds())
+			if e.Locality() == 0 {
+				var err error
+				if sum, err = fileChecksum(o.output); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		y, err := normaliseOnce(ctx, e, o)
 		if err != nil {
 			return err
