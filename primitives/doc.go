@@ -250,7 +250,9 @@
 // byte shuffle) included; a missing chunk is the fill value, as zarr has
 // it. SaveZarr writes a small Whole from one locality. ReadNPY and WriteNPY
 // do the same for one .npy file (each locality reads or writes its rows),
-// and WriteCSV writes one CSV file, each locality its byte range. The
+// and WriteCSV writes one CSV file, each locality its byte range.
+// ZScoreZarr is scipy's zscore along axis 0 from one Zarr store to another
+// without holding the array: each locality streams its chunks twice. The
 // format codecs are internal/zarr and internal/npy.
 //
 // # Collectives of chained primitives

@@ -34,6 +34,7 @@ func zarrIO(bin string, reps int) plan {
 			{{name: "dd", argv: []string{"bash", "bench/dd_rate.sh", "{tmp}", mib}, timeout: 10 * time.Minute}},
 			{run("zarr-io", 2, nil, "zarrio", "-test", "io", "-mib", mib, "-n", "1", "-dir", "{tmp}")},
 			{warm, norm("normalise")},
+			{warm, norm("normalise-tiles", "-tiles")},
 			{warm, norm("normalise-steps", "-steps")},
 		}
 		if dask {
