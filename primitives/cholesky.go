@@ -75,6 +75,10 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 	}
 	nt, me, nb := v.nbr, v.me, v.c.RowBlock
 	tag := func(i, j int) uint64 { return uint64(i*nt + j) }
+	// rank orders the ready kernels: the one making tile (i, j) at step k
+	// goes before those of later columns (its tile joins the panel of
+	// step j, the critical path), then of later steps, then of later rows.
+	rank := func(i, j, k int) int64 { return (int64(j)*int64(nt)+int64(k))*int64(nt) + int64(i) }
 	// ver[i][j]: the latest version of this locality's tile (i, j), i >= j.
 	ver := make([][]tileFuture, nt)
 	for i := range ver {
@@ -94,7 +98,7 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 			need[v.owner(i, k)] = true
 		}
 		if v.mine(k, k) {
-			f := g.task(fmt.Sprintf("potrf(%d,%d)", k, k), func(vs []blas64.General) (blas64.General, error) {
+			f := g.ranked(fmt.Sprintf("potrf(%d,%d)", k, k), rank(k, k, k), func(vs []blas64.General) (blas64.General, error) {
 				return vs[0], potrf(vs[0], k*nb, name)
 			}, ver[k][k])
 			ver[k][k], panel[k] = f, f
@@ -113,7 +117,7 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 				need[v.owner(m, i)] = true
 			}
 			if v.mine(i, k) {
-				f := g.task(fmt.Sprintf("trsm(%d,%d)", i, k), func(vs []blas64.General) (blas64.General, error) {
+				f := g.ranked(fmt.Sprintf("trsm(%d,%d)", i, k), rank(i, k, k), func(vs []blas64.General) (blas64.General, error) {
 					l := vs[1]
 					blas64.Trsm(blas.Right, blas.Trans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: l.Rows, Stride: l.Stride, Data: l.Data}, vs[0])
 					return vs[0], nil
@@ -130,14 +134,14 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 					continue
 				}
 				if i == j {
-					ver[i][i] = g.task(fmt.Sprintf("syrk(%d,%d,%d)", i, i, k), func(vs []blas64.General) (blas64.General, error) {
+					ver[i][i] = g.ranked(fmt.Sprintf("syrk(%d,%d,%d)", i, i, k), rank(i, i, k), func(vs []blas64.General) (blas64.General, error) {
 						c := vs[0]
 						blas64.Syrk(blas.NoTrans, -1, vs[1], 1, blas64.Symmetric{Uplo: blas.Lower, N: c.Rows, Stride: c.Stride, Data: c.Data})
 						return c, nil
 					}, ver[i][i], panel[i])
 					continue
 				}
-				ver[i][j] = g.task(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), func(vs []blas64.General) (blas64.General, error) {
+				ver[i][j] = g.ranked(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), rank(i, j, k), func(vs []blas64.General) (blas64.General, error) {
 					blas64.Gemm(blas.NoTrans, blas.Trans, -1, vs[1], vs[2], 1, vs[0])
 					return vs[0], nil
 				}, ver[i][j], panel[i], panel[j])

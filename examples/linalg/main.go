@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/tessera-amt/tessera/primitives"
@@ -55,6 +56,7 @@ type options struct {
 	grid2D     bool
 	oversample int
 	formQ      bool
+	cpuProfile string
 }
 
 var allOps = []string{"cholesky", "lu", "qr", "tsqr", "svd"}
@@ -78,6 +80,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.formQ, "tsqr-q", true, "tsqr forms Q explicitly (false: R and the implicit Q only; no residuals)")
 	fs.BoolVar(&o.check, "check", true, "gather the factors on locality 0 and print the residuals")
 	fs.BoolVar(&o.baseline, "baseline", false, "also time one-process LAPACK on locality 0")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each locality's CPU profile of each timed factorisation to this path with \".<op>.<locality>\" appended")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -167,6 +170,7 @@ func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) (m
 	}
 	for _, op := range o.ops {
 		var err error
+		r.op = op
 		switch op {
 		case "cholesky":
 			err = r.cholesky(ctx)
@@ -184,4 +188,20 @@ func run(ctx context.Context, e *primitives.Env, o options, stdout io.Writer) (m
 		}
 	}
 	return r.residuals, nil
+}
+
+// profileCPU starts a CPU profile written to path; stop ends it.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
