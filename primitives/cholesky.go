@@ -20,7 +20,9 @@ import (
 // The factorisation is the tiled right-looking algorithm as a task graph:
 // for each step k, potrf(k,k) factors the diagonal tile, trsm(i,k) solves
 // the tiles below it, and syrk(i,i,k) and gemm(i,j,k) update the trailing
-// tiles (i,j) with L(i,k)·L(j,k)ᵀ. Every kernel is a task on the locality
+// tiles (i,j) with L(i,k)·L(j,k)ᵀ (one gemm over several tiles of a
+// column where a locality has them one below the other, see
+// cholUpdates). Every kernel is a task on the locality
 // owning its tile (named after the kernel and the tile in traces), started
 // when the futures of its input tiles are ready, so the panel of step k+1
 // starts as soon as its own tiles are updated, while the rest of step k's
@@ -79,16 +81,7 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 	// goes before those of later columns (its tile joins the panel of
 	// step j, the critical path), then of later steps, then of later rows.
 	rank := func(i, j, k int) int64 { return (int64(j)*int64(nt)+int64(k))*int64(nt) + int64(i) }
-	// ver[i][j]: the latest version of this locality's tile (i, j), i >= j.
-	ver := make([][]tileFuture, nt)
-	for i := range ver {
-		ver[i] = make([]tileFuture, i+1)
-		for j := range ver[i] {
-			if v.mine(i, j) {
-				ver[i][j] = runtime.MakeReady(v.tile(i, j))
-			}
-		}
-	}
+	u := newCholUpdates(v, g, rank)
 	for k := range nt {
 		// panel[i]: L(i, k) here, when this locality has or needs it.
 		panel := make([]tileFuture, nt)
@@ -98,10 +91,11 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 			need[v.owner(i, k)] = true
 		}
 		if v.mine(k, k) {
-			f := g.ranked(fmt.Sprintf("potrf(%d,%d)", k, k), rank(k, k, k), func(vs []blas64.General) (blas64.General, error) {
-				return vs[0], potrf(vs[0], k*nb, name)
-			}, ver[k][k])
-			ver[k][k], panel[k] = f, f
+			t := v.tile(k, k)
+			f := g.ranked(fmt.Sprintf("potrf(%d,%d)", k, k), rank(k, k, k), func([]blas64.General) (blas64.General, error) {
+				return t, potrf(t, k*nb, name)
+			}, u.version(k, k))
+			panel[k] = f
 			g.send(f, tag(k, k), v.rows(k), v.cols(k), destinations(need, me))
 		} else if need[me] {
 			panel[k] = g.recv(v.owner(k, k), tag(k, k), v.rows(k), v.cols(k))
@@ -117,36 +111,19 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 				need[v.owner(m, i)] = true
 			}
 			if v.mine(i, k) {
+				t := v.tile(i, k)
 				f := g.ranked(fmt.Sprintf("trsm(%d,%d)", i, k), rank(i, k, k), func(vs []blas64.General) (blas64.General, error) {
 					l := vs[1]
-					blas64.Trsm(blas.Right, blas.Trans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: l.Rows, Stride: l.Stride, Data: l.Data}, vs[0])
-					return vs[0], nil
-				}, ver[i][k], panel[k])
-				ver[i][k], panel[i] = f, f
+					blas64.Trsm(blas.Right, blas.Trans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: l.Rows, Stride: l.Stride, Data: l.Data}, t)
+					return t, nil
+				}, u.version(i, k), panel[k])
+				panel[i] = f
 				g.send(f, tag(i, k), v.rows(i), v.cols(k), destinations(need, me))
 			} else if need[me] {
 				panel[i] = g.recv(v.owner(i, k), tag(i, k), v.rows(i), v.cols(k))
 			}
 		}
-		for j := k + 1; j < nt; j++ {
-			for i := j; i < nt; i++ {
-				if !v.mine(i, j) {
-					continue
-				}
-				if i == j {
-					ver[i][i] = g.ranked(fmt.Sprintf("syrk(%d,%d,%d)", i, i, k), rank(i, i, k), func(vs []blas64.General) (blas64.General, error) {
-						c := vs[0]
-						blas64.Syrk(blas.NoTrans, -1, vs[1], 1, blas64.Symmetric{Uplo: blas.Lower, N: c.Rows, Stride: c.Stride, Data: c.Data})
-						return c, nil
-					}, ver[i][i], panel[i])
-					continue
-				}
-				ver[i][j] = g.ranked(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), rank(i, j, k), func(vs []blas64.General) (blas64.General, error) {
-					blas64.Gemm(blas.NoTrans, blas.Trans, -1, vs[1], vs[2], 1, vs[0])
-					return vs[0], nil
-				}, ver[i][j], panel[i], panel[j])
-			}
-		}
+		u.step(k, panel)
 	}
 	return g.wait(ctx)
 }
