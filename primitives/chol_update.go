@@ -18,23 +18,26 @@ const cholChunk = 8
 
 // cholUpdates is the trailing update of Cholesky on one locality: for
 // each step k and each block column j > k of this locality, the tiles
-// (i, j), i >= j, of each chunk of its tile rows are updated by one gemm,
+// (i, j), i > j, of each chunk of its tile rows are updated by one gemm,
 // C -= L(i.., k)·L(j, k)ᵀ, named gemm(i0:i1,j,k) after the first and
-// last tile row (gemm(i,j,k) for one). The diagonal tile is updated whole
-// with the others: only its lower triangle is read, and zeroUpper clears
-// the rest at the end.
+// last tile row (gemm(i,j,k) for one). The diagonal tile is updated on
+// its own, as soon as L(j, k) is here, and whole (gemm(j,j,k): BLAS's
+// gemm is faster than its syrk on a tile): only its lower triangle is
+// read, and zeroUpper clears the rest at the end.
 type cholUpdates struct {
 	v      *cyclicMatrix
 	pr, pc int // this locality's place in the grid
 	g      *tileGraph
 	rank   func(i, j, k int) int64
-	// ver[c][j]: the latest update of the tiles of chunk c in column j.
-	ver [][]tileFuture
+	// ver[c][j]: the latest update of the tiles of chunk c in column j
+	// but the diagonal tile; diag[j]: of the diagonal tile (j, j).
+	ver  [][]tileFuture
+	diag []tileFuture
 }
 
 func newCholUpdates(v *cyclicMatrix, g *tileGraph, rank func(i, j, k int) int64) *cholUpdates {
 	chunks := (v.nbr/v.c.GridRows)/cholChunk + 1
-	u := &cholUpdates{v: v, g: g, rank: rank, ver: make([][]tileFuture, chunks)}
+	u := &cholUpdates{v: v, g: g, rank: rank, ver: make([][]tileFuture, chunks), diag: make([]tileFuture, v.nbc)}
 	for r := range v.c.GridRows {
 		for c := range v.c.GridCols {
 			if v.c.Locality(r, c) == v.me {
@@ -54,7 +57,11 @@ func (u *cholUpdates) chunk(i int) int { return i / u.v.c.GridRows / cholChunk }
 // version is the future of the latest update of this locality's tile
 // (i, j): ready when no update touched it yet.
 func (u *cholUpdates) version(i, j int) tileFuture {
-	if f := u.ver[u.chunk(i)][j]; f != nil {
+	f := u.ver[u.chunk(i)][j]
+	if i == j {
+		f = u.diag[j]
+	}
+	if f != nil {
 		return f
 	}
 	return runtime.MakeReady(u.v.tile(i, j))
@@ -116,14 +123,29 @@ func (u *cholUpdates) step(k int, panel []tileFuture) {
 			if r == len(rows) {
 				break
 			}
-			sub := rows[r:]
+			sub, off := rows[r:], at
+			if sub[0] == j {
+				// The diagonal tile on its own: the next panel starts
+				// with it, and it needs L(j, k) only.
+				dst := v.tile(j, j)
+				u.diag[j] = u.g.ranked(fmt.Sprintf("gemm(%d,%d,%d)", j, j, k), u.rank(j, j, k), func(vs []blas64.General) (blas64.General, error) {
+					blas64.Gemm(blas.NoTrans, blas.Trans, -1, vs[0], vs[0], 1, dst)
+					return dst, nil
+				}, panel[j], u.version(j, j))
+				if sub = sub[1:]; len(sub) == 0 {
+					continue
+				}
+				off += v.rows(j)
+			}
 			name := fmt.Sprintf("gemm(%d,%d,%d)", sub[0], j, k)
 			if len(sub) > 1 {
 				name = fmt.Sprintf("gemm(%d:%d,%d,%d)", sub[0], sub[len(sub)-1], j, k)
 			}
 			dst := u.span(sub, j)
-			off := at
-			prev := u.version(sub[0], j)
+			prev := u.ver[c][j]
+			if prev == nil {
+				prev = runtime.MakeReady(dst)
+			}
 			u.ver[c][j] = u.g.ranked(name, u.rank(sub[0], j, k), func(vs []blas64.General) (blas64.General, error) {
 				a, b := vs[0], vs[1]
 				a = blas64.General{Rows: dst.Rows, Cols: a.Cols, Stride: a.Stride, Data: a.Data[off*a.Stride:]}

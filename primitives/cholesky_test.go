@@ -313,7 +313,7 @@ func TestCholeskyLookahead(t *testing.T) {
 	})
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, name := range []string{"potrf(0,0)", "trsm(1,0)", fmt.Sprintf("gemm(1:%d,1,0)", cholChunk-1), fmt.Sprintf("gemm(%d:%d,1,0)", cholChunk, nt-1), "potrf(11,11)", o.gate} {
+	for _, name := range []string{"potrf(0,0)", "trsm(1,0)", "gemm(1,1,0)", fmt.Sprintf("gemm(2:%d,1,0)", cholChunk-1), fmt.Sprintf("gemm(%d:%d,1,0)", cholChunk, nt-1), "potrf(11,11)", o.gate} {
 		if !o.names[name] {
 			t.Fatalf("no task named %s ran", name)
 		}

@@ -114,7 +114,14 @@ func (g *tileGraph) ranked(name string, rank int64, fn func(vs []blas64.General)
 			fulfil(blas64.General{}, err)
 			return
 		}
-		g.ready.push(readyKernel{rank: rank, name: name, run: func() { fulfil(fn(vs)) }})
+		g.ready.push(readyKernel{rank: rank, name: name, run: func() {
+			defer func() {
+				if p := recover(); p != nil {
+					fulfil(blas64.General{}, fmt.Errorf("kernel %s panicked: %v", name, p))
+				}
+			}()
+			fulfil(fn(vs))
+		}})
 		runtime.SpawnNamed(g.ctx, g.e.rt, "dispatch", func(ctx context.Context) (struct{}, error) {
 			k := g.ready.pop()
 			_, err := runtime.SpawnNamed(ctx, g.e.rt, k.name, func(context.Context) (struct{}, error) {
