@@ -33,6 +33,8 @@ type cholUpdates struct {
 	// but the diagonal tile; diag[j]: of the diagonal tile (j, j).
 	ver  [][]tileFuture
 	diag []tileFuture
+	// loaded[j]: block column j copied from the input (load).
+	loaded []tileFuture
 }
 
 func newCholUpdates(v *cyclicMatrix, g *tileGraph, rank func(i, j, k int) int64) *cholUpdates {
@@ -61,10 +63,43 @@ func (u *cholUpdates) version(i, j int) tileFuture {
 	if i == j {
 		f = u.diag[j]
 	}
+	if f == nil {
+		f = u.loaded[j]
+	}
 	if f != nil {
 		return f
 	}
 	return runtime.MakeReady(u.v.tile(i, j))
+}
+
+// load fills the local matrix from src, this locality's tile of the
+// input (the same layout), one block column per kernel (load(j)), ranked
+// before every other kernel of its column and after those of the columns
+// before it: the factorisation starts once its first column is here,
+// rather than after the whole copy. The tiles above the diagonal are
+// cleared instead of copied.
+func (u *cholUpdates) load(src []float64) {
+	v := u.v
+	u.loaded = make([]tileFuture, v.nbc)
+	nt := int64(v.nbr)
+	for j := u.pc; j < v.nbc; j += v.c.GridCols {
+		c0 := (j / v.c.GridCols) * v.c.ColBlock
+		cols := v.cols(j)
+		u.loaded[j] = u.g.ranked(fmt.Sprintf("load(%d)", j), int64(j)*nt*nt-1, func([]blas64.General) (blas64.General, error) {
+			for i := u.pr; i < v.nbr; i += v.c.GridRows {
+				r0 := (i / v.c.GridRows) * v.c.RowBlock
+				for r := r0; r < r0+v.rows(i); r++ {
+					row := v.data[r*v.ld+c0 : r*v.ld+c0+cols]
+					if i < j {
+						clear(row)
+					} else {
+						copy(row, src[r*v.ld+c0:r*v.ld+c0+cols])
+					}
+				}
+			}
+			return blas64.General{}, nil
+		})
+	}
 }
 
 // rowsOf lists this locality's tile rows i >= from in chunk c.

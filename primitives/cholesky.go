@@ -56,9 +56,8 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 			return nil, e.wrap(op, err)
 		}
 		data := e.tileToSet(len(x.data))
-		copy(data, x.data)
 		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
-		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v); err != nil {
+		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v, x.data); err != nil {
 			return nil, err
 		}
 		v.zeroUpper()
@@ -66,9 +65,10 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 	})
 }
 
-// cholesky factors v in place (its lower triangle) by the task graph of
-// Cholesky, over a channel named base.
-func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix) error {
+// cholesky factors the matrix whose local part is src (v's layout) into
+// v (its lower triangle; v's tiles above the diagonal cleared) by the task
+// graph of Cholesky, over a channel named base.
+func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix, src []float64) error {
 	g, err := newTileGraph(ctx, e, op, base, end, func(col int) error {
 		return &NotPositiveDefiniteError{Array: name, Column: col}
 	})
@@ -82,6 +82,7 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 	// step j, the critical path), then of later steps, then of later rows.
 	rank := func(i, j, k int) int64 { return (int64(j)*int64(nt)+int64(k))*int64(nt) + int64(i) }
 	u := newCholUpdates(v, g, rank)
+	u.load(src)
 	for k := range nt {
 		// panel[i]: L(i, k) here, when this locality has or needs it.
 		panel := make([]tileFuture, nt)
@@ -178,12 +179,13 @@ func firstBadPivot(a []float64, n int) int {
 	return n - 1
 }
 
-// zeroUpper sets this locality's elements above the diagonal to zero.
+// zeroUpper sets this locality's elements above the diagonal of its
+// diagonal tiles to zero.
 func (v *cyclicMatrix) zeroUpper() {
 	for i := range v.nbr {
 		for j := range v.nbc {
-			if !v.mine(i, j) || j < i {
-				continue
+			if !v.mine(i, j) || j != i {
+				continue // the tiles above the diagonal were cleared by load
 			}
 			t := v.tile(i, j)
 			for r := range t.Rows {
