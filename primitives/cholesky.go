@@ -19,15 +19,17 @@ import (
 //
 // The factorisation is the tiled right-looking algorithm as a task graph:
 // for each step k, potrf(k,k) factors the diagonal tile, trsm(i,k) solves
-// the tiles below it, and syrk(i,i,k) and gemm(i,j,k) update the trailing
-// tiles (i,j) with L(i,k)·L(j,k)ᵀ (one gemm over several tiles of a
-// column where a locality has them one below the other, see
-// cholUpdates). Every kernel is a task on the locality
-// owning its tile (named after the kernel and the tile in traces), started
-// when the futures of its input tiles are ready, so the panel of step k+1
-// starts as soon as its own tiles are updated, while the rest of step k's
-// update runs (lookahead). A tile of L's panel travels, once it is made,
-// to each locality that needs it, once (runtime.Channel).
+// the tiles below it, and gemm kernels update the trailing tiles (i,j)
+// with L(i,k)·L(j,k)ᵀ: gemm(j,j,k) a diagonal tile, gemm(i0:i1,j,k) the
+// tiles of a column that a locality has one below the other, up to
+// cholChunk of them in one product (cholUpdates). Every kernel is a task
+// on the locality owning its tiles (named after the kernel and the tiles
+// in traces), ready when the futures of its input tiles are; ready
+// kernels run by rank (tileGraph.ranked), those making tiles of the
+// earliest column first, so the panel of step k+1 starts as soon as its
+// own tiles are updated, ahead of the rest of step k's update
+// (lookahead). A tile of L's panel travels, once it is made, to each
+// locality that needs it, once (runtime.Channel).
 //
 // A matrix that is not positive definite (a pivot that is not positive,
 // or NaN) fails the result on every locality with a
