@@ -23,7 +23,7 @@
 // dgeqrf of the whole matrix, with the BLAS of the build) on the same
 // input, printed as BenchmarkDpotrf and so on.
 //
-//	tessera run -n 4 linalg -n 2048 --nb 128
+//	tessera run -n 4 linalg -n 2048 --nb 256
 //	tessera run -n 4 linalg --ops cholesky -n 4096 --check=false --baseline
 package main
 
@@ -67,7 +67,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
 	var ops string
 	fs.IntVar(&o.n, "n", 1024, "order of the square matrices (cholesky, lu, qr)")
-	fs.IntVar(&o.nb, "nb", 128, "block size of the block-cyclic layout")
+	fs.IntVar(&o.nb, "nb", 256, "block size of the block-cyclic layout (256: the fastest Cholesky measured at n = 8192 and 16384 on 4 localities)")
 	fs.StringVar(&o.grid, "grid", "", "process grid PxQ of cholesky (default near-square)")
 	fs.BoolVar(&o.grid2D, "grid2d", false, "lu and qr on cholesky's grid too (default: a 1xP grid, every block column on one locality)")
 	fs.IntVar(&o.m, "m", 20000, "rows of the tall-skinny matrices (tsqr, svd)")
