@@ -19,13 +19,17 @@ import (
 //
 // The factorisation is the tiled right-looking algorithm as a task graph:
 // for each step k, potrf(k,k) factors the diagonal tile, trsm(i,k) solves
-// the tiles below it, and syrk(i,i,k) and gemm(i,j,k) update the trailing
-// tiles (i,j) with L(i,k)·L(j,k)ᵀ. Every kernel is a task on the locality
-// owning its tile (named after the kernel and the tile in traces), started
-// when the futures of its input tiles are ready, so the panel of step k+1
-// starts as soon as its own tiles are updated, while the rest of step k's
-// update runs (lookahead). A tile of L's panel travels, once it is made,
-// to each locality that needs it, once (runtime.Channel).
+// the tiles below it, and gemm kernels update the trailing tiles (i,j)
+// with L(i,k)·L(j,k)ᵀ: gemm(j,j,k) a diagonal tile, gemm(i0:i1,j,k) the
+// tiles of a column that a locality has one below the other, up to
+// cholChunk of them in one product (cholUpdates). Every kernel is a task
+// on the locality owning its tiles (named after the kernel and the tiles
+// in traces), ready when the futures of its input tiles are; ready
+// kernels run by rank (tileGraph.ranked), those making tiles of the
+// earliest column first, so the panel of step k+1 starts as soon as its
+// own tiles are updated, ahead of the rest of step k's update
+// (lookahead). A tile of L's panel travels, once it is made, to each
+// locality that needs it, once (runtime.Channel).
 //
 // A matrix that is not positive definite (a pivot that is not positive,
 // or NaN) fails the result on every locality with a
@@ -54,9 +58,8 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 			return nil, e.wrap(op, err)
 		}
 		data := e.tileToSet(len(x.data))
-		copy(data, x.data)
 		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
-		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v); err != nil {
+		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v, x.data); err != nil {
 			return nil, err
 		}
 		v.zeroUpper()
@@ -64,9 +67,10 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 	})
 }
 
-// cholesky factors v in place (its lower triangle) by the task graph of
-// Cholesky, over a channel named base.
-func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix) error {
+// cholesky factors the matrix whose local part is src (v's layout) into
+// v (its lower triangle; v's tiles above the diagonal cleared) by the task
+// graph of Cholesky, over a channel named base.
+func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix, src []float64) error {
 	g, err := newTileGraph(ctx, e, op, base, end, func(col int) error {
 		return &NotPositiveDefiniteError{Array: name, Column: col}
 	})
@@ -75,16 +79,12 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 	}
 	nt, me, nb := v.nbr, v.me, v.c.RowBlock
 	tag := func(i, j int) uint64 { return uint64(i*nt + j) }
-	// ver[i][j]: the latest version of this locality's tile (i, j), i >= j.
-	ver := make([][]tileFuture, nt)
-	for i := range ver {
-		ver[i] = make([]tileFuture, i+1)
-		for j := range ver[i] {
-			if v.mine(i, j) {
-				ver[i][j] = runtime.MakeReady(v.tile(i, j))
-			}
-		}
-	}
+	// rank orders the ready kernels: the one making tile (i, j) at step k
+	// goes before those of later columns (its tile joins the panel of
+	// step j, the critical path), then of later steps, then of later rows.
+	rank := func(i, j, k int) int64 { return (int64(j)*int64(nt)+int64(k))*int64(nt) + int64(i) }
+	u := newCholUpdates(v, g, rank)
+	u.load(src)
 	for k := range nt {
 		// panel[i]: L(i, k) here, when this locality has or needs it.
 		panel := make([]tileFuture, nt)
@@ -94,10 +94,11 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 			need[v.owner(i, k)] = true
 		}
 		if v.mine(k, k) {
-			f := g.task(fmt.Sprintf("potrf(%d,%d)", k, k), func(vs []blas64.General) (blas64.General, error) {
-				return vs[0], potrf(vs[0], k*nb, name)
-			}, ver[k][k])
-			ver[k][k], panel[k] = f, f
+			t := v.tile(k, k)
+			f := g.ranked(fmt.Sprintf("potrf(%d,%d)", k, k), rank(k, k, k), func([]blas64.General) (blas64.General, error) {
+				return t, potrf(t, k*nb, name)
+			}, u.version(k, k))
+			panel[k] = f
 			g.send(f, tag(k, k), v.rows(k), v.cols(k), destinations(need, me))
 		} else if need[me] {
 			panel[k] = g.recv(v.owner(k, k), tag(k, k), v.rows(k), v.cols(k))
@@ -113,36 +114,19 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 				need[v.owner(m, i)] = true
 			}
 			if v.mine(i, k) {
-				f := g.task(fmt.Sprintf("trsm(%d,%d)", i, k), func(vs []blas64.General) (blas64.General, error) {
+				t := v.tile(i, k)
+				f := g.ranked(fmt.Sprintf("trsm(%d,%d)", i, k), rank(i, k, k), func(vs []blas64.General) (blas64.General, error) {
 					l := vs[1]
-					blas64.Trsm(blas.Right, blas.Trans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: l.Rows, Stride: l.Stride, Data: l.Data}, vs[0])
-					return vs[0], nil
-				}, ver[i][k], panel[k])
-				ver[i][k], panel[i] = f, f
+					blas64.Trsm(blas.Right, blas.Trans, 1, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: l.Rows, Stride: l.Stride, Data: l.Data}, t)
+					return t, nil
+				}, u.version(i, k), panel[k])
+				panel[i] = f
 				g.send(f, tag(i, k), v.rows(i), v.cols(k), destinations(need, me))
 			} else if need[me] {
 				panel[i] = g.recv(v.owner(i, k), tag(i, k), v.rows(i), v.cols(k))
 			}
 		}
-		for j := k + 1; j < nt; j++ {
-			for i := j; i < nt; i++ {
-				if !v.mine(i, j) {
-					continue
-				}
-				if i == j {
-					ver[i][i] = g.task(fmt.Sprintf("syrk(%d,%d,%d)", i, i, k), func(vs []blas64.General) (blas64.General, error) {
-						c := vs[0]
-						blas64.Syrk(blas.NoTrans, -1, vs[1], 1, blas64.Symmetric{Uplo: blas.Lower, N: c.Rows, Stride: c.Stride, Data: c.Data})
-						return c, nil
-					}, ver[i][i], panel[i])
-					continue
-				}
-				ver[i][j] = g.task(fmt.Sprintf("gemm(%d,%d,%d)", i, j, k), func(vs []blas64.General) (blas64.General, error) {
-					blas64.Gemm(blas.NoTrans, blas.Trans, -1, vs[1], vs[2], 1, vs[0])
-					return vs[0], nil
-				}, ver[i][j], panel[i], panel[j])
-			}
-		}
+		u.step(k, panel)
 	}
 	return g.wait(ctx)
 }
@@ -197,12 +181,13 @@ func firstBadPivot(a []float64, n int) int {
 	return n - 1
 }
 
-// zeroUpper sets this locality's elements above the diagonal to zero.
+// zeroUpper sets this locality's elements above the diagonal of its
+// diagonal tiles to zero.
 func (v *cyclicMatrix) zeroUpper() {
 	for i := range v.nbr {
 		for j := range v.nbc {
-			if !v.mine(i, j) || j < i {
-				continue
+			if !v.mine(i, j) || j != i {
+				continue // the tiles above the diagonal were cleared by load
 			}
 			t := v.tile(i, j)
 			for r := range t.Rows {

@@ -293,14 +293,15 @@ func (o *gateObserver) TaskYield(runtime.TaskInfo)  {}
 func (o *gateObserver) TaskResume(runtime.TaskInfo) {}
 
 // TestCholeskyLookahead checks that the tile tasks are named after their
-// kernel and tile, and that the panel of step 1 is factored while the
-// trailing update of step 0 has not ended: the last gemm of step 0 is held
-// at its start until potrf(1,1) has run, which it could not if the panel
-// waited for the whole update.
+// kernel and tiles (an update of a chunk of a column's tiles after its
+// first and last tile row), and that the panel of step 1 is factored while
+// the trailing update of step 0 has not ended: the last gemm of step 0 is
+// held at its start until potrf(1,1) has run, which it could not if the
+// panel waited for the whole update.
 func TestCholeskyLookahead(t *testing.T) {
 	const size, nb = 48, 4
 	nt := size / nb
-	o := &gateObserver{gate: fmt.Sprintf("gemm(%d,%d,0)", nt-1, nt-2), awaited: "potrf(1,1)", done: make(chan struct{}), names: map[string]bool{}}
+	o := &gateObserver{gate: fmt.Sprintf("gemm(%d,%d,0)", nt-1, nt-1), awaited: "potrf(1,1)", done: make(chan struct{}), names: map[string]bool{}}
 	ref := spdMatrix(size, 8)
 	runJobWith(t, 1, 20*time.Second, runtime.Config{Lanes: 2, Observer: o}, func(ctx context.Context, e *Env) error {
 		a, err := toCyclic(ctx, e, []int{size, size}, ref, nb, 1, 1)
@@ -312,7 +313,7 @@ func TestCholeskyLookahead(t *testing.T) {
 	})
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, name := range []string{"potrf(0,0)", "trsm(1,0)", "syrk(1,1,0)", "gemm(2,1,0)", "potrf(11,11)", o.gate} {
+	for _, name := range []string{"potrf(0,0)", "trsm(1,0)", "gemm(1,1,0)", fmt.Sprintf("gemm(2:%d,1,0)", cholChunk-1), fmt.Sprintf("gemm(%d:%d,1,0)", cholChunk, nt-1), "potrf(11,11)", o.gate} {
 		if !o.names[name] {
 			t.Fatalf("no task named %s ran", name)
 		}

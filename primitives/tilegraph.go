@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -58,6 +59,7 @@ type tileGraph struct {
 	// failed builds the error of a failure at global column col (>= 0)
 	// found elsewhere.
 	failed func(col int) error
+	ready  readyKernels // ranked kernels whose inputs are ready
 }
 
 // newTileGraph opens the graph's channel, named base on every locality;
@@ -98,6 +100,106 @@ func (g *tileGraph) task(name string, fn func(vs []blas64.General) (blas64.Gener
 	return f
 }
 
+// ranked is task for a kernel that runs before the ready kernels of
+// greater rank: when its inputs are ready it joins the graph's ready
+// kernels, and each task the graph spawns for a ready kernel runs the one
+// of least rank at that moment (as a task named after it), so kernels on
+// the critical path overtake the bulk of the work queued before them.
+func (g *tileGraph) ranked(name string, rank int64, fn func(vs []blas64.General) (blas64.General, error), in ...tileFuture) tileFuture {
+	out, fulfil := runtime.NewPromise[blas64.General](g.e.rt)
+	all := runtime.WhenAll(in...)
+	runtime.Finally(all, func() {
+		vs, err := all.Get(g.ctx) // ready: does not wait
+		if err != nil {
+			fulfil(blas64.General{}, err)
+			return
+		}
+		g.ready.push(readyKernel{rank: rank, name: name, run: func() {
+			defer func() {
+				if p := recover(); p != nil {
+					fulfil(blas64.General{}, fmt.Errorf("kernel %s panicked: %v", name, p))
+				}
+			}()
+			fulfil(fn(vs))
+		}})
+		runtime.SpawnNamed(g.ctx, g.e.rt, "dispatch", func(ctx context.Context) (struct{}, error) {
+			k := g.ready.pop()
+			_, err := runtime.SpawnNamed(ctx, g.e.rt, k.name, func(context.Context) (struct{}, error) {
+				k.run()
+				return struct{}{}, nil
+			}).Get(ctx)
+			return struct{}{}, err
+		})
+	})
+	g.waits = append(g.waits, out.Err)
+	return out
+}
+
+// readyKernel is a ranked kernel whose inputs are ready.
+type readyKernel struct {
+	rank int64
+	seq  uint64
+	name string
+	run  func()
+}
+
+// readyKernels is a heap of ready kernels, least rank first, then first
+// come first.
+type readyKernels struct {
+	mu   sync.Mutex
+	seq  uint64
+	heap []readyKernel
+}
+
+func (q *readyKernels) less(a, b readyKernel) bool {
+	return a.rank < b.rank || (a.rank == b.rank && a.seq < b.seq)
+}
+
+func (q *readyKernels) push(k readyKernel) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.seq++
+	k.seq = q.seq
+	h := append(q.heap, k)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	q.heap = h
+}
+
+// pop removes the kernel of least rank; there is one for every dispatch.
+func (q *readyKernels) pop() readyKernel {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h := q.heap
+	k := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = readyKernel{}
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && q.less(h[l], h[m]) {
+			m = l
+		}
+		if r := l + 1; r < n && q.less(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	q.heap = h
+	return k
+}
+
 // send sends the tile f makes, rows x cols, under tag to each of dests,
 // once it is ready, or the failure marker when f fails.
 func (g *tileGraph) send(f tileFuture, tag uint64, rows, cols int, dests []int) {
@@ -132,22 +234,38 @@ func (g *tileGraph) send(f tileFuture, tag uint64, rows, cols int, dests []int) 
 	g.waits = append(g.waits, s.Err)
 }
 
-// recv is the tile rows x cols that locality from sends under tag.
+// recv is the tile rows x cols that locality from sends under tag. The
+// received value becomes the tile where it arrives, without a task of
+// its own, so a kernel waiting for it is ready at once rather than after
+// the tasks queued meanwhile.
 func (g *tileGraph) recv(from int, tag uint64, rows, cols int) tileFuture {
-	f := runtime.Then(g.ctx, g.ch.Get(g.ctx, from, tag), func(_ context.Context, v []float64) (blas64.General, error) {
-		switch len(v) {
-		case rows * cols:
-			return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: v}, nil
-		case rows*cols + 1:
-			if col := int(v[rows*cols]); col >= 0 {
-				return blas64.General{}, g.failed(col)
-			}
-			return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d failed there", tag, from)
+	got := g.ch.Get(g.ctx, from, tag)
+	f, fulfil := runtime.NewPromise[blas64.General](g.e.rt)
+	runtime.Finally(got, func() {
+		v, err := got.Get(g.ctx) // ready: does not wait
+		if err != nil {
+			fulfil(blas64.General{}, err)
+			return
 		}
-		return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d has %d elements, want %dx%d", tag, from, len(v), rows, cols)
+		fulfil(g.unpack(from, tag, rows, cols, v))
 	})
 	g.waits = append(g.waits, f.Err)
 	return f
+}
+
+// unpack turns the value v received from locality from under tag into the
+// tile rows x cols, or into the error its failure marker stands for.
+func (g *tileGraph) unpack(from int, tag uint64, rows, cols int, v []float64) (blas64.General, error) {
+	switch len(v) {
+	case rows * cols:
+		return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: v}, nil
+	case rows*cols + 1:
+		if col := int(v[rows*cols]); col >= 0 {
+			return blas64.General{}, g.failed(col)
+		}
+		return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d failed there", tag, from)
+	}
+	return blas64.General{}, fmt.Errorf("the tile of tag %d from locality %d has %d elements, want %dx%d", tag, from, len(v), rows, cols)
 }
 
 // wait waits for every task, send and receive of the graph, closes the

@@ -23,6 +23,7 @@ type runner struct {
 	out       io.Writer
 	clock     *runtime.Communicator
 	residuals map[string]float64
+	op        string // the factorisation running, which names its CPU profile
 }
 
 // uniform is a reproducible value in [-1, 1) for (seed, i, j).
@@ -56,6 +57,13 @@ func (r *runner) generate(shape []int, at func(i, j int) float64) (*primitives.A
 func (r *runner) timed(ctx context.Context, fn func() error) (float64, error) {
 	if _, err := r.clock.Barrier(ctx).Get(ctx); err != nil {
 		return 0, err
+	}
+	if r.o.cpuProfile != "" {
+		stop, err := profileCPU(fmt.Sprintf("%s.%s.%d", r.o.cpuProfile, r.op, r.e.Locality()))
+		if err != nil {
+			return 0, fmt.Errorf("locality %d: %w", r.e.Locality(), err)
+		}
+		defer stop()
 	}
 	start := time.Now()
 	if err := fn(); err != nil {
