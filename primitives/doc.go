@@ -229,11 +229,12 @@
 // elements that change owner. Cholesky, LU (partial pivoting), QR and the
 // solves (SolveTriangular, SolveSPD, SolveLU, LeastSquares) run one task
 // per tile kernel on the tile's owner — named after the kernel and tile,
-// potrf(k,k), trsm(i,k), syrk(i,i,k), gemm(i,j,k), laswp(k,j); LU on a
-// 1 x q grid one update(k,j0:j1) of a locality's whole block row — with
-// futures as the dependencies, so the next panel starts while the trailing
-// update runs; each tile reaches each locality that needs it once per
-// step. TSQR reduces the local QRs of a tall-skinny matrix along a tree;
+// potrf(k,k), trsm(i,k), gemm(i,j,k), laswp(k,j); Cholesky updates up to
+// 8 of a column's tiles in one gemm(i0:i1,j,k); LU on a 1 x q grid one
+// update(k,j0:j1) of a locality's whole block row — with futures as the
+// dependencies, and ready kernels run earliest column first, so the next
+// panel starts while the trailing update runs; each tile reaches each
+// locality that needs it once per step. TSQR reduces the local QRs of a tall-skinny matrix along a tree;
 // SVDTall and TruncatedSVD (a randomized range finder with power
 // iterations through TSQR) build on it. A matrix that is not positive
 // definite or is singular fails with an error naming the global column.

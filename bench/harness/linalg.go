@@ -23,7 +23,7 @@ import (
 func linalg(bin string) plan {
 	s := report.Linalg()
 	reps := count("LINALG_REPS", 1)
-	nb := setting("LINALG_NB", "128")
+	nb := setting("LINALG_NB", "256")
 	prog := "linalg"
 	if have(bin, "linalg-openblas") {
 		prog = "linalg-openblas"
