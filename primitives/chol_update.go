@@ -177,7 +177,10 @@ func (u *cholUpdates) step(k int, panel []tileFuture) {
 				name = fmt.Sprintf("gemm(%d:%d,%d,%d)", sub[0], sub[len(sub)-1], j, k)
 			}
 			dst := u.span(sub, j)
-			prev := u.ver[c][j]
+			prev := u.ver[c][j] // the chunk's last update, else its load
+			if prev == nil {
+				prev = u.loaded[j]
+			}
 			if prev == nil {
 				prev = runtime.MakeReady(dst)
 			}
