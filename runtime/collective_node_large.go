@@ -1,0 +1,244 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/tessera-amt/tessera/internal/shm"
+	"github.com/tessera-amt/tessera/runtime/internal/nodebulk"
+)
+
+// Large collectives through the machine's shared memory. An AllReduce
+// above nodeMaxBytes or an AllGather of at least nodeLargeMinBytes per
+// site, when the communicator has a board (collective_node.go), runs
+// through a second region of the communicator (runtime/internal/nodebulk)
+// instead of point-to-point messages: each site copies its data in once,
+// and the sites reduce a part each, or copy the others' data straight
+// out, chunk by chunk.
+//
+// Site 0 makes the region on the first such operation and picks for each
+// operation an entry of it that every site is done with (or, when none is
+// free, the point-to-point algorithms). It publishes its choice and the
+// region's name (process, descriptor, inode, size) in its board slot of
+// the generation; every other site reads it, maps the region the first
+// time, and publishes whether it could. Every site reads every slot,
+// which also compares the calls (a MismatchError as on the board), and
+// the operation goes through the entry only when every site mapped the
+// region; otherwise site 0 gives the region up for the communicator and
+// this and later operations go point to point. Waits are the board's
+// (nodeWait): a dead site or a failed generation ends them with an error,
+// and an entry a failed generation left is taken again.
+
+const (
+	// nodeLargeMinBytes is the smallest AllGather contribution per site
+	// that goes through the region (an AllReduce goes there from
+	// nodeMaxBytes on).
+	nodeLargeMinBytes = nodeMaxBytes
+	// nodeChunkBytes is the bytes of a chunk of one site.
+	nodeChunkBytes = 128 << 10
+	// nodeLargeOff, in site 0's slot: the operation goes point to point.
+	nodeLargeOff = 0
+)
+
+// nodeLarge is a communicator's large region on this locality.
+type nodeLarge struct {
+	mu     sync.Mutex
+	off    bool // site 0: a site could not map the region; point to point
+	region *shm.Region
+	bulk   *nodebulk.Region
+	next   int // site 0: the entry to try first
+}
+
+// close unmaps the region; the caller holds the board's nodeState.mu and
+// no operation is pending.
+func (l *nodeLarge) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.region != nil {
+		l.region.Close()
+		l.region, l.bulk = nil, nil
+	}
+}
+
+// name is the region's name as site 0's slot carries it.
+func (l *nodeLarge) name() []float64 {
+	bits := math.Float64frombits
+	reg := l.region
+	return []float64{bits(uint64(reg.PID)), bits(uint64(reg.FD)), bits(reg.Ino), bits(uint64(len(reg.Mem)))}
+}
+
+// make creates the region on site 0, unless it exists or was given up.
+func (l *nodeLarge) make(sites int) (*nodebulk.Region, error) {
+	if l.off {
+		return nil, nil
+	}
+	if l.bulk != nil {
+		return l.bulk, nil
+	}
+	reg, err := shm.NewRegion(nodebulk.Size(sites, nodeChunkBytes))
+	if err != nil {
+		return nil, err
+	}
+	b, err := nodebulk.New(reg.Mem, sites, nodeChunkBytes)
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	l.region, l.bulk = reg, b
+	return b, nil
+}
+
+// mapName maps the region site 0 named, unless it is mapped already.
+func (l *nodeLarge) mapName(sites int, v []float64) (*nodebulk.Region, error) {
+	if len(v) != 4 {
+		return nil, fmt.Errorf("site 0's slot names the region in %d values, want 4", len(v))
+	}
+	u := func(i int) uint64 { return math.Float64bits(v[i]) }
+	size := int64(nodebulk.Size(sites, nodeChunkBytes))
+	if reg := l.region; reg != nil && uint64(reg.PID) == u(0) && uint64(reg.FD) == u(1) && reg.Ino == u(2) {
+		return l.bulk, nil
+	}
+	if int64(u(3)) != size {
+		return nil, fmt.Errorf("site 0's region has %d bytes, want %d", u(3), size)
+	}
+	reg, err := shm.MapRegion(int32(u(0)), int32(u(1)), u(2), size)
+	if err != nil {
+		return nil, err
+	}
+	b, err := nodebulk.New(reg.Mem, sites, nodeChunkBytes)
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	if l.region != nil {
+		l.region.Close()
+	}
+	l.region, l.bulk = reg, b
+	return b, nil
+}
+
+// nodeEntry agrees with the other sites on the entry of the region that
+// this run uses (see the top of the file). It returns nil with a nil error
+// when the run is to go point to point.
+func (r *opRun) nodeEntry() (*nodebulk.Entry, error) {
+	b, err := r.nodeBoard()
+	if b == nil {
+		return nil, err
+	}
+	c, l, n := r.c, &r.c.node.large, b.Sites()
+	h := r.header()
+	var bulk *nodebulk.Region
+	var entry *nodebulk.Entry
+	var data []float64
+	if c.here == 0 {
+		l.mu.Lock()
+		bulk, err = l.make(n)
+		if err != nil {
+			l.off = true
+			c.rt.log.Warn("runtime: no shared memory for large collectives", "communicator", c.name, "locality", c.rt.here, "err", err)
+		}
+		if bulk != nil {
+			for i := range nodebulk.Entries {
+				k := (l.next + i) % nodebulk.Entries
+				if e := bulk.Entry(k); e.Claim(r.gen) || e.Reclaim(r.gen, r.genFailed) {
+					entry, l.next, h.Flag = e, k+1, uint32(k+1)
+					break
+				}
+			}
+			data = l.name()
+		}
+		l.mu.Unlock()
+	} else {
+		sl, err := r.arrived(b, 0)
+		if err != nil {
+			return nil, err
+		}
+		if f := sl.Header().Flag; f != nodeLargeOff {
+			l.mu.Lock()
+			bulk, err = l.mapName(n, sl.Data(4))
+			l.mu.Unlock()
+			if err != nil {
+				c.rt.log.Warn("runtime: no shared memory for large collectives", "communicator", c.name, "locality", c.rt.here, "err", err)
+			} else if f <= nodebulk.Entries {
+				entry, h.Flag = bulk.Entry(int(f-1)), 1
+			}
+		}
+		b.Consume(sl)
+	}
+	if err := r.publish(b, h, data); err != nil {
+		return nil, r.dropEntry(entry, err)
+	}
+	all := entry != nil
+	for s := 1; s < n; s++ {
+		if s == c.here {
+			continue
+		}
+		sl, err := r.arrived(b, s)
+		if err != nil {
+			return nil, r.dropEntry(entry, err)
+		}
+		all = all && sl.Header().Flag != nodeLargeOff
+		b.Consume(sl)
+	}
+	if !all {
+		if c.here == 0 && entry != nil {
+			// A site could not map the region: it is of no use to this
+			// communicator.
+			l.mu.Lock()
+			l.off = true
+			l.mu.Unlock()
+		}
+		return nil, r.dropEntry(entry, nil)
+	}
+	return entry, nil
+}
+
+// dropEntry gives back an entry the run will not use (site 0 claimed it
+// for every site; the others took nothing) and returns err.
+func (r *opRun) dropEntry(e *nodebulk.Entry, err error) error {
+	if e != nil && r.c.here == 0 {
+		for range r.c.sites {
+			e.Done()
+		}
+	}
+	return err
+}
+
+// nodeLargeAllReduce is AllReduce through the region; ok false: the run
+// goes point to point.
+func (r *opRun) nodeLargeAllReduce(data []float64, op func(a, b float64) float64) (v []float64, ok bool, err error) {
+	if 8*len(data) <= nodeMaxBytes {
+		return nil, false, nil
+	}
+	e, err := r.nodeEntry()
+	if e == nil {
+		return nil, err != nil, err
+	}
+	out := r.Uncleared(len(data))
+	if err := e.AllReduce(r.c.here, r.gen, data, out, nodebulk.Combine(combiner(op)), r.nodeWait); err != nil {
+		r.Recycle(out)
+		return nil, true, err
+	}
+	e.Done()
+	return out, true, nil
+}
+
+// nodeLargeAllGather is AllGather through the region; ok false: the run
+// goes point to point.
+func (r *opRun) nodeLargeAllGather(data []float64) (v []float64, ok bool, err error) {
+	if 8*len(data) < nodeLargeMinBytes {
+		return nil, false, nil
+	}
+	e, err := r.nodeEntry()
+	if e == nil {
+		return nil, err != nil, err
+	}
+	out := r.Uncleared(len(r.c.sites) * len(data))
+	if err := e.AllGather(r.c.here, r.gen, data, out, r.nodeWait); err != nil {
+		r.Recycle(out)
+		return nil, true, err
+	}
+	e.Done()
+	return out, true, nil
+}
