@@ -36,7 +36,7 @@ const (
 	// nodeMaxBytes on).
 	nodeLargeMinBytes = nodeMaxBytes
 	// nodeChunkBytes is the bytes of a chunk of one site.
-	nodeChunkBytes = 128 << 10
+	nodeChunkBytes = 1024 << 10
 	// nodeLargeOff, in site 0's slot: the operation goes point to point.
 	nodeLargeOff = 0
 )
