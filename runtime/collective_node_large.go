@@ -37,17 +37,23 @@ const (
 	nodeLargeMinBytes = nodeMaxBytes
 	// nodeChunkBytes is the bytes of a chunk of one site.
 	nodeChunkBytes = 1024 << 10
-	// nodeLargeOff, in site 0's slot: the operation goes point to point.
-	nodeLargeOff = 0
+	// nodeLargeOff, in site 0's slot: the operation goes point to point;
+	// else the slot's flag is the entry plus one, with
+	// nodeLargeEstablished when every site mapped the region before.
+	nodeLargeOff         = 0
+	nodeLargeEstablished = 1 << 8
+	// nodeLargeMapped, in another site's slot: it mapped the region.
+	nodeLargeMapped = 1
 )
 
 // nodeLarge is a communicator's large region on this locality.
 type nodeLarge struct {
-	mu     sync.Mutex
-	off    bool // site 0: a site could not map the region; point to point
-	region *shm.Region
-	bulk   *nodebulk.Region
-	next   int // site 0: the entry to try first
+	mu        sync.Mutex
+	off       bool // site 0: a site could not map the region; point to point
+	confirmed bool // site 0: every site mapped the region
+	region    *shm.Region
+	bulk      *nodebulk.Region
+	next      int // site 0: the entry to try first
 }
 
 // close unmaps the region; the caller holds the board's nodeState.mu and
@@ -119,21 +125,25 @@ func (l *nodeLarge) mapName(sites int, v []float64) (*nodebulk.Region, error) {
 }
 
 // nodeEntry agrees with the other sites on the entry of the region that
-// this run uses (see the top of the file). It returns nil with a nil error
-// when the run is to go point to point.
-func (r *opRun) nodeEntry() (*nodebulk.Entry, error) {
+// this run uses (see the top of the file). It returns a nil entry with a
+// nil error when the run is to go point to point. When site 0 says the
+// region is established (every site mapped it in an earlier operation),
+// the others' slots are read by arrived, which the caller calls once it
+// copied its first chunk in, so that the copy overlaps the sites'
+// arrival; otherwise nodeEntry reads them and arrived is nil.
+func (r *opRun) nodeEntry() (e *nodebulk.Entry, arrived func() error, err error) {
 	b, err := r.nodeBoard()
 	if b == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, l, n := r.c, &r.c.node.large, b.Sites()
 	h := r.header()
-	var bulk *nodebulk.Region
 	var entry *nodebulk.Entry
 	var data []float64
+	published, established := false, false
 	if c.here == 0 {
 		l.mu.Lock()
-		bulk, err = l.make(n)
+		bulk, err := l.make(n)
 		if err != nil {
 			l.off = true
 			c.rt.log.Warn("runtime: no shared memory for large collectives", "communicator", c.name, "locality", c.rt.here, "err", err)
@@ -146,52 +156,85 @@ func (r *opRun) nodeEntry() (*nodebulk.Entry, error) {
 					break
 				}
 			}
+			if entry != nil && l.confirmed {
+				h.Flag |= nodeLargeEstablished
+				established = true
+			}
 			data = l.name()
 		}
 		l.mu.Unlock()
 	} else {
+		l.mu.Lock()
+		mapped := l.bulk != nil
+		l.mu.Unlock()
+		if mapped { // say so now: site 0 need not wait for it
+			h.Flag = nodeLargeMapped
+			if err := r.publish(b, h, nil); err != nil {
+				return nil, nil, err
+			}
+			published = true
+		}
 		sl, err := r.arrived(b, 0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if f := sl.Header().Flag; f != nodeLargeOff {
+		f := sl.Header().Flag
+		if k := f &^ nodeLargeEstablished; k != nodeLargeOff && k <= nodebulk.Entries {
 			l.mu.Lock()
-			bulk, err = l.mapName(n, sl.Data(4))
+			bulk, err := l.mapName(n, sl.Data(min(4, b.Room()/8)))
 			l.mu.Unlock()
 			if err != nil {
 				c.rt.log.Warn("runtime: no shared memory for large collectives", "communicator", c.name, "locality", c.rt.here, "err", err)
-			} else if f <= nodebulk.Entries {
-				entry, h.Flag = bulk.Entry(int(f-1)), 1
+			} else {
+				entry, h.Flag = bulk.Entry(int(k-1)), nodeLargeMapped
+				established = f&nodeLargeEstablished != 0
 			}
 		}
 		b.Consume(sl)
 	}
-	if err := r.publish(b, h, data); err != nil {
-		return nil, r.dropEntry(entry, err)
+	if !published {
+		if err := r.publish(b, h, data); err != nil {
+			return nil, nil, r.dropEntry(entry, err)
+		}
 	}
-	all := entry != nil
-	for s := 1; s < n; s++ {
-		if s == c.here {
-			continue
+	read := func() (all bool, err error) {
+		all = entry != nil
+		for s := 1; s < n; s++ {
+			if s == c.here {
+				continue
+			}
+			sl, err := r.arrived(b, s)
+			if err != nil {
+				return false, err
+			}
+			all = all && sl.Header().Flag != nodeLargeOff
+			b.Consume(sl)
 		}
-		sl, err := r.arrived(b, s)
-		if err != nil {
-			return nil, r.dropEntry(entry, err)
-		}
-		all = all && sl.Header().Flag != nodeLargeOff
-		b.Consume(sl)
+		return all, nil
+	}
+	if established {
+		return entry, func() error {
+			if all, err := read(); err != nil || all {
+				return err
+			}
+			return fmt.Errorf("a site has not mapped the region of communicator %q that every site mapped before", c.name)
+		}, nil
+	}
+	all, err := read()
+	if err != nil {
+		return nil, nil, r.dropEntry(entry, err)
+	}
+	if c.here == 0 && entry != nil {
+		// Every site mapped the region, or one could not: then it is of
+		// no use to this communicator.
+		l.mu.Lock()
+		l.confirmed, l.off = all, !all
+		l.mu.Unlock()
 	}
 	if !all {
-		if c.here == 0 && entry != nil {
-			// A site could not map the region: it is of no use to this
-			// communicator.
-			l.mu.Lock()
-			l.off = true
-			l.mu.Unlock()
-		}
-		return nil, r.dropEntry(entry, nil)
+		return nil, nil, r.dropEntry(entry, nil)
 	}
-	return entry, nil
+	return entry, nil, nil
 }
 
 // dropEntry gives back an entry the run will not use (site 0 claimed it
@@ -211,12 +254,12 @@ func (r *opRun) nodeLargeAllReduce(data []float64, op func(a, b float64) float64
 	if 8*len(data) <= nodeMaxBytes {
 		return nil, false, nil
 	}
-	e, err := r.nodeEntry()
+	e, arrived, err := r.nodeEntry()
 	if e == nil {
 		return nil, err != nil, err
 	}
 	out := r.Uncleared(len(data))
-	if err := e.AllReduce(r.c.here, r.gen, data, out, nodebulk.Combine(combiner(op)), r.nodeWait); err != nil {
+	if err := e.AllReduce(r.c.here, r.gen, data, out, nodebulk.Combine(combiner(op)), r.nodeWait, arrived); err != nil {
 		r.Recycle(out)
 		return nil, true, err
 	}
@@ -230,12 +273,12 @@ func (r *opRun) nodeLargeAllGather(data []float64) (v []float64, ok bool, err er
 	if 8*len(data) < nodeLargeMinBytes {
 		return nil, false, nil
 	}
-	e, err := r.nodeEntry()
+	e, arrived, err := r.nodeEntry()
 	if e == nil {
 		return nil, err != nil, err
 	}
 	out := r.Uncleared(len(r.c.sites) * len(data))
-	if err := e.AllGather(r.c.here, r.gen, data, out, r.nodeWait); err != nil {
+	if err := e.AllGather(r.c.here, r.gen, data, out, r.nodeWait, arrived); err != nil {
 		r.Recycle(out)
 		return nil, true, err
 	}

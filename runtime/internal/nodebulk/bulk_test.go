@@ -90,7 +90,7 @@ func TestAllReduceAllGather(t *testing.T) {
 						}
 						out := make([]float64, m)
 						if g%2 == 0 {
-							if err := e.AllReduce(me, g, data, out, sum, spinWait); err != nil {
+							if err := e.AllReduce(me, g, data, out, sum, spinWait, nil); err != nil {
 								errs <- err
 								return
 							}
@@ -106,7 +106,7 @@ func TestAllReduceAllGather(t *testing.T) {
 							}
 						} else {
 							out = make([]float64, sites*m)
-							if err := e.AllGather(me, g, data, out, spinWait); err != nil {
+							if err := e.AllGather(me, g, data, out, spinWait, nil); err != nil {
 								errs <- err
 								return
 							}

@@ -8,8 +8,10 @@ package nodebulk
 // chunk k-2), reduce this site's part (once every site copied chunk k in,
 // and copied chunk k-2's result out), copy the result out (once every
 // site reduced chunk k). Every site combines its part in site order, so
-// every site gets the same bits.
-func (e *Entry) AllReduce(site int, gen uint64, data, out []float64, op Combine, wait Wait) error {
+// every site gets the same bits. arrived, if not nil, is called once the
+// first chunk is in, before any wait; an error from it or from a wait
+// ends the operation.
+func (e *Entry) AllReduce(site int, gen uint64, data, out []float64, op Combine, wait Wait, arrived func() error) error {
 	ce, m, p := e.chunk/8, len(data), e.sites
 	chunks := (m + ce - 1) / ce
 	span := func(k int) (lo, hi int) { return k * ce, min(m, (k+1)*ce) }
@@ -27,6 +29,11 @@ func (e *Entry) AllReduce(site int, gen uint64, data, out []float64, op Combine,
 			a, b := span(k)
 			copy(e.in(site, k), data[a:b])
 			e.set(site, cIn, gen, k+1)
+			if k == 0 && arrived != nil {
+				if err := arrived(); err != nil {
+					return err
+				}
+			}
 		}
 		if c := k - 1; c >= 0 && c < chunks {
 			if err := e.wait(wait, cIn, gen, c+1); err != nil {
@@ -75,8 +82,9 @@ func (e *Entry) AllReduce(site int, gen uint64, data, out []float64, op Combine,
 // AllGather gathers data of every site through entry e for generation
 // gen into out (sites*len(data) elements, site order). Chunk k is copied
 // in once its input buffer is free (every site copied chunk k-2 out), and
-// the others' chunk k copied out once every site copied it in.
-func (e *Entry) AllGather(site int, gen uint64, data, out []float64, wait Wait) error {
+// the others' chunk k copied out once every site copied it in. arrived is
+// as for AllReduce.
+func (e *Entry) AllGather(site int, gen uint64, data, out []float64, wait Wait, arrived func() error) error {
 	ce, m := e.chunk/8, len(data)
 	chunks := (m + ce - 1) / ce
 	span := func(k int) (lo, hi int) { return k * ce, min(m, (k+1)*ce) }
@@ -91,6 +99,11 @@ func (e *Entry) AllGather(site int, gen uint64, data, out []float64, wait Wait) 
 			copy(e.in(site, k), data[a:b])
 			e.set(site, cIn, gen, k+1)
 			copy(out[site*m+a:site*m+b], data[a:b])
+			if k == 0 && arrived != nil {
+				if err := arrived(); err != nil {
+					return err
+				}
+			}
 		}
 		if c := k - 1; c >= 0 {
 			if err := e.wait(wait, cIn, gen, c+1); err != nil {
