@@ -263,3 +263,42 @@ func TestNodeLargeKilledLocality(t *testing.T) {
 		t.Errorf("the waits failed %v after the kill, want seconds", d)
 	}
 }
+
+// The region goes with the board: once the communicator is closed and its
+// last operation done, no site maps it any more.
+func TestNodeLargeUnmappedAfterClose(t *testing.T) {
+	ctx := testCtx(t)
+	job, err := StartLocal(ctx, 3, Config{Lanes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	err = job.Run(ctx, func(ctx context.Context, rt *Runtime) error {
+		c, err := NewCommunicator(rt, "test.nodelargeclose", nil, 0)
+		if err != nil {
+			return err
+		}
+		m := nodeMaxBytes
+		if err := c.AllReduce(ctx, largeInput(0, c.Site(), m), ReduceSum).Err(ctx); err != nil || !onLarge(c) {
+			return fmt.Errorf("locality %d: AllReduce %v, through the region %v", rt.Here(), err, onLarge(c))
+		}
+		f := c.AllGather(ctx, largeInput(1, c.Site(), m))
+		c.Close()
+		v, err := f.Get(ctx)
+		if err == nil {
+			err = checkLarge(v, false, 1, 3, m)
+		}
+		if err != nil {
+			return fmt.Errorf("locality %d: AllGather started before Close: %w", rt.Here(), err)
+		}
+		return waitUntil(ctx, "the region unmapped", func() bool {
+			l := &c.node.large
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return l.region == nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
