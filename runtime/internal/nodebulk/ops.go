@@ -26,8 +26,12 @@ func (e *Entry) AllReduce(site int, gen uint64, data, out []float64, op Combine,
 					return err
 				}
 			}
+			// Only this site reads its own part, from data.
 			a, b := span(k)
-			copy(e.in(site, k), data[a:b])
+			lo, hi := part(k, site)
+			in := e.in(site, k)
+			copy(in[:lo-a], data[a:lo])
+			copy(in[hi-a:b-a], data[hi:b])
 			e.set(site, cIn, gen, k+1)
 			if k == 0 && arrived != nil {
 				if err := arrived(); err != nil {
