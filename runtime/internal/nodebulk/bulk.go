@@ -9,8 +9,9 @@
 // progress counters: chunks copied in, chunks reduced, chunks copied out.
 // A counter holds the generation in its high bits and the count in its
 // low ones, so a counter left over from an earlier use of the entry is
-// never taken for this one's. Every change of a counter rings the entry's
-// bell, a futex word sleepers wait on.
+// never taken for this one's. The store that brings the last site's
+// counter of a kind to a count rings the entry's bell, a futex word
+// sleepers wait on.
 //
 // The data goes through in chunks, two in flight, so a bounded region
 // serves any size and the working set stays in the caches. AllReduce:
@@ -138,9 +139,16 @@ func (e *Entry) counter(site, which int) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(e.base, entryHead+(3*site+which)*line))
 }
 
-// set publishes this site's counter and rings the bell.
+// set publishes this site's counter and rings the bell when every site's
+// counter has come to n: every wait is for all sites' counters of a kind
+// to come to a count, so only the last site's store can end one. Of sites
+// that store at once, at least one sees the others' stores (the atomics
+// are sequentially consistent), so the ring is not lost.
 func (e *Entry) set(site, which int, gen uint64, n int) {
 	e.counter(site, which).Store(gen<<countBits | uint64(n))
+	if !e.all(which, gen, n) {
+		return
+	}
 	e.bell.Add(1)
 	if e.sleepers.Load() > 0 {
 		shm.FutexWake(e.bell, 1<<30)

@@ -140,3 +140,48 @@ func TestNewRefuses(t *testing.T) {
 		t.Error("a chunk of 100 bytes")
 	}
 }
+
+// A wait that gives up ends the operation with its error, and the entry
+// the failed generation holds is taken again only once that generation
+// counts as failed.
+func TestWaitErrorAndReclaim(t *testing.T) {
+	const sites, chunk = 3, 128
+	r, err := New(regionMem(Size(sites, chunk)), sites, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Entry(1)
+	if !e.Claim(5) || e.Claim(6) {
+		t.Fatal("an entry claimed twice, or not at all")
+	}
+	gone := fmt.Errorf("site 2 is gone")
+	giveUp := func(ready func() bool, sleep func(time.Duration) bool) error {
+		if sleep(time.Millisecond) {
+			return fmt.Errorf("site 2 never came, yet the wait was ready")
+		}
+		return gone
+	}
+	data := make([]float64, 40)
+	if err := e.AllReduce(0, 5, data, make([]float64, 40), sum, giveUp, nil); err != gone {
+		t.Fatalf("AllReduce without the other sites: %v, want %v", err, gone)
+	}
+	if err := e.AllGather(0, 5, data, make([]float64, 3*40), giveUp, func() error { return nil }); err != gone {
+		t.Fatalf("AllGather without the other sites: %v, want %v", err, gone)
+	}
+	e.Done()
+	failed := map[uint64]bool{}
+	isFailed := func(g uint64) bool { return failed[g] }
+	if e.Reclaim(6, isFailed) {
+		t.Fatal("an entry taken from a generation that did not fail")
+	}
+	failed[5] = true
+	if !e.Reclaim(6, isFailed) || e.owner.Load() != 6 {
+		t.Fatal("the entry of a failed generation not taken again")
+	}
+	for range sites {
+		e.Done()
+	}
+	if !e.Claim(7) {
+		t.Fatal("an entry every site gave back not claimed")
+	}
+}
