@@ -1,5 +1,9 @@
 package nodebulk
 
+// reduceBlock is the float64s AllReduce combines at a time: 8 KiB of
+// partial result and 8 KiB of a site's input fit a first-level cache.
+const reduceBlock = 1024
+
 // AllReduce reduces data over the sites through entry e for generation
 // gen, site being this one, into out (len(data) elements; every site
 // passes the same length). Chunk k goes through three stages, run one
@@ -59,10 +63,14 @@ func (e *Entry) AllReduce(site int, gen uint64, data, out []float64, op Combine,
 			}
 			if p == 1 {
 				copy(res, data[lo:hi])
-			} else {
-				op(res, src(0), src(1))
+			}
+			// A block at a time, so the partial result stays in the
+			// first-level cache while every site's block is added.
+			for b := 0; b < len(res) && p > 1; b += reduceBlock {
+				c := min(len(res), b+reduceBlock)
+				op(res[b:c], src(0)[b:c], src(1)[b:c])
 				for s := 2; s < p; s++ {
-					op(res, res, src(s))
+					op(res[b:c], res[b:c], src(s)[b:c])
 				}
 			}
 			copy(out[lo:hi], res)
