@@ -121,6 +121,10 @@ func (l *nodeLarge) mapName(sites int, v []float64) (*nodebulk.Region, error) {
 	if reg := l.region; reg != nil && uint64(reg.PID) == u(0) && uint64(reg.FD) == u(1) && reg.Ino == u(2) {
 		return l.bulk, nil
 	}
+	if reg := l.region; reg != nil {
+		// Site 0 makes one region per communicator and keeps it.
+		return nil, fmt.Errorf("site 0 names region fd %d of process %d, not %v, which it named before", u(1), u(0), reg)
+	}
 	if int64(u(3)) != size {
 		return nil, fmt.Errorf("site 0's region has %d bytes, want %d", u(3), size)
 	}
@@ -132,9 +136,6 @@ func (l *nodeLarge) mapName(sites int, v []float64) (*nodebulk.Region, error) {
 	if err != nil {
 		reg.Close()
 		return nil, err
-	}
-	if l.region != nil {
-		l.region.Close()
 	}
 	l.region, l.bulk = reg, b
 	return b, nil
