@@ -53,7 +53,8 @@ func TestSmallCollectivePayloadsAreNotKept(t *testing.T) {
 func TestRingAllGatherReadsIntoItsResult(t *testing.T) {
 	const p, m = 4, 3 * ringThresholdBytes / 8
 	ctx := testCtx(t)
-	rts := startTCPWith(t, p, Config{Lanes: 2})
+	// Parcels: on one machine the sites' shared memory would carry it.
+	rts := startTCPWith(t, p, Config{Lanes: 2, PointToPointCollectives: true})
 	in := newInputs(m)
 	for _, first := range []int{0, 3} {
 		before := make([]uint64, p)

@@ -72,6 +72,7 @@ type nodeState struct {
 	pending int                  // operations started and not finished (startOp)
 	closed  bool                 // the communicator or the locality closed: unmap once none is pending
 	boards  *nodeBoards          // the locality's list, which holds this one while it is mapped
+	large   nodeLarge            // the large collectives' region (collective_node_large.go)
 }
 
 // nodeRegion is a board over a mapped region.
@@ -126,6 +127,7 @@ func (st *nodeState) close() {
 func (st *nodeState) unmapIfIdle() {
 	if st.closed && st.pending == 0 && st.board != nil {
 		st.board.region.Close()
+		st.large.close()
 		st.board = nil
 		st.boards.remove(st)
 	}

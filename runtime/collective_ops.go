@@ -95,6 +95,9 @@ func (c *Communicator) allReduce(ctx context.Context, res *Reservation, data []f
 		if v, ok, err := r.nodeAllReduce(data, op); ok {
 			return v, err
 		}
+		if v, ok, err := r.nodeLargeAllReduce(data, op); ok {
+			return v, err
+		}
 		return collective.AllReduce(r, data, combiner(op), ring)
 	})
 }
@@ -111,6 +114,9 @@ func (c *Communicator) allGather(ctx context.Context, res *Reservation, data []f
 	m := len(data)
 	ring := m*8 >= c.ringFrom && c.Size() > 2
 	return startOp(ctx, c, res, opAllGather, uint64(m), uint64(m), func(r *opRun) ([]float64, error) {
+		if v, ok, err := r.nodeLargeAllGather(data); ok {
+			return v, err
+		}
 		return collective.AllGather(r, data, ring)
 	})
 }
