@@ -5,7 +5,8 @@
 //	allreduce1mib  AllReduce (sum) of 1 MiB (131,072 float64) per site
 //	allgather1mib  AllGather of 1 MiB per site (4 MiB result on 4 sites)
 //	allreduce4kib  AllReduce (sum) of 4 KiB (512 float64), the largest
-//	               that goes through the machine's shared memory
+//	               that goes through the board in the machine's shared
+//	               memory (larger ones go through the bulk region)
 //	barrier        Barrier
 //	broadcast1     Broadcast of one float64 from site 0
 //
