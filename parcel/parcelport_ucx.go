@@ -377,7 +377,7 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	binary.LittleEndian.PutUint32(hdr, u.cfg.Locality)
 	binary.LittleEndian.PutUint32(hdr[4:], flags)
 	copy(hdr[16:32], p.sendTok[:])
-	v := newUCXIOV(bufs)
+	v := newUCXIOV(bufs, true)
 	v.pin.Pin(&hdr[0])
 
 	u.w.mu.Lock()

@@ -76,7 +76,7 @@ func rawAM(t *testing.T, u *UCX, tok []byte, frame []byte, data []byte, forged b
 	binary.LittleEndian.PutUint32(hdr[4:], ucxInlined)
 	copy(hdr[16:], tok)
 	hdr = append(hdr, frame...)
-	v := newUCXIOV([][]byte{data})
+	v := newUCXIOV([][]byte{data}, true)
 	v.pin.Pin(&hdr[0])
 	u.w.mu.Lock()
 	binary.LittleEndian.PutUint64(hdr[8:], p.seq)

@@ -349,7 +349,8 @@ func (w *ucxWorker) connect(peer uint32, addr []byte) (*ucxEndpoint, error) {
 // ucxIOV is the description of the memory of one operation: one buffer
 // (buf, n bytes), or an IOV array in C memory (iov, n pieces); the Go
 // memory they point to is pinned until the operation ends. One buffer
-// costs no C allocation, so no call into C to make and free it.
+// costs no C allocation, so no call into C to make and free it; it is
+// described as contig only when newUCXIOV is asked to.
 type ucxIOV struct {
 	iov *C.ucp_dt_iov_t
 	buf unsafe.Pointer
@@ -357,7 +358,7 @@ type ucxIOV struct {
 	pin runtime.Pinner
 }
 
-func newUCXIOV(bufs [][]byte) *ucxIOV {
+func newUCXIOV(bufs [][]byte, contig bool) *ucxIOV {
 	v := &ucxIOV{}
 	n := 0
 	for _, b := range bufs {
@@ -365,7 +366,7 @@ func newUCXIOV(bufs [][]byte) *ucxIOV {
 			n++
 		}
 	}
-	if n <= 1 {
+	if n == 0 || n == 1 && contig {
 		for _, b := range bufs {
 			if len(b) > 0 {
 				v.pin.Pin(&b[0])
