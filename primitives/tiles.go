@@ -496,6 +496,15 @@ func (e *Env) tileToSet(n int) []float64 {
 	return runtime.NewTile(e.rt, n, runtime.TileOptions{Lendable: true, Uncleared: true}).Float64s()
 }
 
+// ownTileToSet is tileToSet in the locality's own memory, advised onto
+// huge pages, for a tile written in full at once: a shared segment faults
+// its 4 KiB pages in one by one, which costs more than the work on a tile
+// that is written once (TSQR's Q, its working copy of the input). Other
+// localities on the machine then get a copy of it, not a loan.
+func (e *Env) ownTileToSet(n int) []float64 {
+	return runtime.NewTile(e.rt, n, runtime.TileOptions{Uncleared: true}).Float64s()
+}
+
 // reclaim releases the tile of a dropped array, once, when a primitive
 // made it: its memory goes back to the runtime for reuse — unless the
 // program may still hold a slice of it: Local, Dense or View handed it

@@ -66,7 +66,8 @@ func TSQR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool)
 		}
 		defer ch.Close()
 		b := x.ann.Local().Owned
-		local := blas64.General{Rows: b[0].Len(), Cols: b[1].Len(), Stride: b[1].Len(), Data: append([]float64(nil), x.data...)}
+		local := blas64.General{Rows: b[0].Len(), Cols: b[1].Len(), Stride: b[1].Len(), Data: e.ownTileToSet(len(x.data))}
+		copy(local.Data, x.data)
 		t := &tsqrRun{e: e, ch: ch, ctx: ctx}
 		tree, q, err := t.factor(local, explicit)
 		if err != nil {
@@ -262,7 +263,7 @@ func (t *tsqrRun) factor(a blas64.General, explicit bool) (*tsqrTree, blas64.Gen
 	}
 	// This locality's rows of Q: Q_leaf·[C; 0].
 	m := a.Rows
-	q := blas64.General{Rows: m, Cols: n, Stride: n, Data: t.e.tileToSet(m * n)}
+	q := blas64.General{Rows: m, Cols: n, Stride: n, Data: t.e.ownTileToSet(m * n)}
 	tree.leaf.applyQ(c, q)
 	return tree, q, nil
 }
