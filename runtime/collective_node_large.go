@@ -102,6 +102,12 @@ func (l *nodeLarge) make(sites int) (*nodebulk.Region, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.adopt(reg, sites)
+}
+
+// adopt lays the protocol over reg, which this site created or mapped,
+// and keeps both; reg is closed if it does not fit.
+func (l *nodeLarge) adopt(reg *shm.Region, sites int) (*nodebulk.Region, error) {
 	b, err := nodebulk.New(reg.Mem, sites, nodeChunk(sites))
 	if err != nil {
 		reg.Close()
@@ -132,13 +138,7 @@ func (l *nodeLarge) mapName(sites int, v []float64) (*nodebulk.Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := nodebulk.New(reg.Mem, sites, nodeChunk(sites))
-	if err != nil {
-		reg.Close()
-		return nil, err
-	}
-	l.region, l.bulk = reg, b
-	return b, nil
+	return l.adopt(reg, sites)
 }
 
 // nodeEntry agrees with the other sites on the entry of the region that

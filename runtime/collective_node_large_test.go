@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
-	"time"
 )
 
 // onLarge tells whether c's large operations went through the region.
@@ -245,23 +243,7 @@ func TestNodeLargeKilledLocality(t *testing.T) {
 	for i, c := range comms[:3] {
 		rs = append(rs, c.AllReduce(ctx, largeInput(1, i, m), ReduceSum))
 	}
-	time.Sleep(3 * nodeSleep)
-	for _, f := range rs {
-		if f.IsReady() {
-			t.Fatal("an AllReduce finished without locality 3")
-		}
-	}
-	job.Network.Kill(3)
-	killed := time.Now()
-	for i, f := range rs {
-		_, err := f.Get(ctx)
-		if !errors.Is(err, ErrLocalityDown) || !strings.Contains(err.Error(), "locality 3 down") {
-			t.Errorf("locality %d: AllReduce with locality 3 killed: got %v", i, err)
-		}
-	}
-	if d := time.Since(killed); d > 5*time.Second {
-		t.Errorf("the waits failed %v after the kill, want seconds", d)
-	}
+	failWhenKilled(ctx, t, job, rs)
 }
 
 // The region goes with the board: once the communicator is closed and its

@@ -205,7 +205,15 @@ func TestNodeKilledLocality(t *testing.T) {
 	for _, c := range comms[:3] {
 		rs = append(rs, c.AllReduce(ctx, []float64{1}, ReduceSum))
 	}
-	time.Sleep(3 * nodeSleep) // they sleep on the bell now
+	failWhenKilled(ctx, t, job, rs)
+}
+
+// failWhenKilled checks that the AllReduces rs, started on every locality
+// of job but 3, wait for it (they sleep on the bell by now) and fail,
+// naming it, within seconds of its kill.
+func failWhenKilled(ctx context.Context, t *testing.T, job *LocalJob, rs []*Future[[]float64]) {
+	t.Helper()
+	time.Sleep(3 * nodeSleep)
 	for _, f := range rs {
 		if f.IsReady() {
 			t.Fatal("an AllReduce finished without locality 3")

@@ -214,6 +214,34 @@ func TestPollModeIdleBlocks(t *testing.T) {
 	}
 }
 
+// benchEcho times calls of echo with 64 bytes from locality 0 to 1 of
+// rts, each waited for before the next, after 200 untimed ones, then
+// finalizes rts.
+func benchEcho(b *testing.B, rts []*Runtime, echo Action[[]byte, []byte]) {
+	ctx := context.Background()
+	msg := make([]byte, 64)
+	err := Spawn(ctx, rts[0], func(ctx context.Context) (struct{}, error) {
+		for range 200 {
+			if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
+				return struct{}{}, err
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
+				return struct{}{}, err
+			}
+		}
+		b.StopTimer()
+		return struct{}{}, nil
+	}).Err(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	finalizeAll(b, rts)
+}
+
 // BenchmarkRoundTripTCP: one call of an action echoing 64 bytes, waited for
 // before the next, between two localities of this process over loopback
 // TCP, blocking and polling. -benchmem counts the allocations of both
@@ -224,28 +252,7 @@ func BenchmarkRoundTripTCP(b *testing.B) {
 			reg := NewRegistry()
 			echo := Register(reg, "progress.echo", func(ctx context.Context, b []byte) ([]byte, error) { return b, nil })
 			rts := startTCPProgress(b, 2, mode, reg, 1)
-			ctx := context.Background()
-			msg := make([]byte, 64)
-			err := Spawn(ctx, rts[0], func(ctx context.Context) (struct{}, error) {
-				for range 200 {
-					if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
-						return struct{}{}, err
-					}
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
-						return struct{}{}, err
-					}
-				}
-				b.StopTimer()
-				return struct{}{}, nil
-			}).Err(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			finalizeAll(b, rts)
+			benchEcho(b, rts, echo)
 		})
 	}
 }

@@ -20,28 +20,7 @@ func BenchmarkRoundTripSHMDirect(b *testing.B) {
 			reg := NewRegistry()
 			echo := RegisterDirect(reg, "bench.echo-direct", func(ctx context.Context, b []byte) ([]byte, error) { return b, nil })
 			rts := startTCPWith(b, 2, Config{Lanes: 1, Registry: reg, Progress: mode, Transport: ParcelportSHM})
-			ctx := context.Background()
-			msg := make([]byte, 64)
-			err := Spawn(ctx, rts[0], func(ctx context.Context) (struct{}, error) {
-				for range 200 {
-					if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
-						return struct{}{}, err
-					}
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
-						return struct{}{}, err
-					}
-				}
-				b.StopTimer()
-				return struct{}{}, nil
-			}).Err(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			finalizeAll(b, rts)
+			benchEcho(b, rts, echo)
 		})
 	}
 }
