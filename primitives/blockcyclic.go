@@ -139,10 +139,15 @@ func (v *cyclicMatrix) tile(i, j int) blas64.General {
 // packed returns a contiguous copy of g.
 func packed(g blas64.General) []float64 {
 	out := make([]float64, g.Rows*g.Cols)
+	packInto(out, g)
+	return out
+}
+
+// packInto copies g's elements row after row into out (g.Rows·g.Cols).
+func packInto(out []float64, g blas64.General) {
 	for r := range g.Rows {
 		copy(out[r*g.Cols:(r+1)*g.Cols], g.Data[r*g.Stride:r*g.Stride+g.Cols])
 	}
-	return out
 }
 
 // checkCyclic checks that x is a 2-D block-cyclic matrix with square

@@ -196,7 +196,8 @@ func (u *cholUpdates) step(k int, panel []tileFuture) {
 
 // stacked is the panel's tiles L(i, k) of the given rows one below the
 // other: a view of the local matrix where this locality made them, else a
-// copy of the tiles received (a kernel named pack(i0:i1,k)).
+// copy of the tiles received (a kernel named pack(i0:i1,k)) in the
+// step's scratch memory.
 func (u *cholUpdates) stacked(k int, rows []int, panel []tileFuture) tileFuture {
 	v := u.v
 	in := make([]tileFuture, len(rows))
@@ -219,8 +220,9 @@ func (u *cholUpdates) stacked(k int, rows []int, panel []tileFuture) tileFuture 
 	for _, i := range rows {
 		h += v.rows(i)
 	}
+	step := u.g.cur
 	return u.g.ranked(fmt.Sprintf("pack(%d:%d,%d)", rows[0], rows[len(rows)-1], k), u.rank(rows[0], k+1, k), func(vs []blas64.General) (blas64.General, error) {
-		out := blas64.General{Rows: h, Cols: cols, Stride: cols, Data: make([]float64, h*cols)}
+		out := u.g.scratch(step, h, cols)
 		at := 0
 		for _, t := range vs {
 			for r := range t.Rows {

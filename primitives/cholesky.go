@@ -86,6 +86,7 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 	u := newCholUpdates(v, g, rank)
 	u.load(src)
 	for k := range nt {
+		step := g.beginStep()
 		// panel[i]: L(i, k) here, when this locality has or needs it.
 		panel := make([]tileFuture, nt)
 		// Who needs L(k, k): the owners of the tiles below it.
@@ -127,6 +128,7 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 			}
 		}
 		u.step(k, panel)
+		g.endStep(step)
 	}
 	return g.wait(ctx)
 }

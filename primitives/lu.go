@@ -115,9 +115,9 @@ func (g *luGraph) column(j, r0 int) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: v.ld, Data: v.data[off : off+(rows-1)*v.ld+cols]}
 }
 
-// getrf factors the panel of step k in place and returns it packed with
-// one more row holding its pivots (global rows).
-func (g *luGraph) getrf(k int) (blas64.General, error) {
+// getrf factors the panel of step k in place and returns it packed into
+// out, with one more row holding its pivots (global rows).
+func (g *luGraph) getrf(k int, out blas64.General) (blas64.General, error) {
 	nb := g.v.c.RowBlock
 	p := g.column(k, k*nb)
 	ipiv := make([]int, p.Cols)
@@ -127,11 +127,11 @@ func (g *luGraph) getrf(k int) (blas64.General, error) {
 			return blas64.General{}, &SingularError{Array: g.name, Column: k*nb + j}
 		}
 	}
-	out := packed(p)
-	for _, r := range ipiv {
-		out = append(out, float64(k*nb+r))
+	packInto(out.Data, p)
+	for t, r := range ipiv {
+		out.Data[p.Rows*p.Cols+t] = float64(k*nb + r)
 	}
-	return blas64.General{Rows: p.Rows + 1, Cols: p.Cols, Stride: p.Cols, Data: out}, nil
+	return out, nil
 }
 
 // laswp applies the pivots of panel (its last row), the panel of step k,
@@ -243,14 +243,22 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 	// lookahead one, made once this step's panel task is, so that it
 	// waits for that panel here (the critical path goes first).
 	var rest func(after tileFuture)
+	// Each step's panel is scratch memory of its step (graphStep), which
+	// ends once the next step has added the rest of its update; the
+	// pivots are copied out before.
+	var prev *graphStep
+	pivots := make([][]int, nt)
 	for k := range nt {
 		prow := v.m - k*nb + 1
+		step := g.beginStep()
 		if v.mine(k, k) {
 			var in []tileFuture
 			for i := k; i < nt; i++ {
 				in = append(in, ver[i][k])
 			}
-			f := g.task(fmt.Sprintf("getrf(%d,%d)", k, k), func([]blas64.General) (blas64.General, error) { return lu.getrf(k) }, in...)
+			f := g.task(fmt.Sprintf("getrf(%d,%d)", k, k), func([]blas64.General) (blas64.General, error) {
+				return lu.getrf(k, g.scratch(step, prow, v.cols(k)))
+			}, in...)
 			for i := k; i < nt; i++ {
 				ver[i][k] = f
 			}
@@ -259,14 +267,27 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 		} else {
 			panels[k] = g.recv(v.owner(k, k), uint64(k), prow, v.cols(k))
 		}
+		g.task(fmt.Sprintf("pivots(%d)", k), func(vs []blas64.General) (blas64.General, error) {
+			p := vs[0]
+			for _, r := range p.Data[(p.Rows-1)*p.Stride : (p.Rows-1)*p.Stride+p.Cols] {
+				pivots[k] = append(pivots[k], int(r))
+			}
+			return blas64.General{}, nil
+		}, panels[k])
 		if rest != nil {
 			var after tileFuture
 			if v.mine(k, k) {
 				after = panels[k]
 			}
+			g.cur = prev
 			rest(after)
+			g.cur = step
 			rest = nil
 		}
+		if prev != nil {
+			g.endStep(prev)
+		}
+		prev = step
 		// Columns left of the panel: the row swaps only.
 		for j := range k {
 			if !v.mine(k, j) {
@@ -298,21 +319,19 @@ func (e *Env) lu(ctx context.Context, op, base string, end *runtime.Reservation,
 			rest = func(after tileFuture) { lu.update(g, ver, panel, after, k, first, nt) }
 		}
 	}
+	g.cur = prev
 	if rest != nil {
 		rest(nil)
+	}
+	if prev != nil {
+		g.endStep(prev)
 	}
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
 	var piv []int
-	for k := range nt {
-		p, err := panels[k].Get(ctx)
-		if err != nil {
-			return nil, e.wrap(op, err)
-		}
-		for _, r := range p.Data[(p.Rows-1)*p.Stride:] {
-			piv = append(piv, int(r))
-		}
+	for _, p := range pivots {
+		piv = append(piv, p...)
 	}
 	return piv, nil
 }

@@ -60,6 +60,7 @@ type tileGraph struct {
 	// found elsewhere.
 	failed func(col int) error
 	ready  readyKernels // ranked kernels whose inputs are ready
+	cur    *graphStep   // the step being built (beginStep), if any
 }
 
 // newTileGraph opens the graph's channel, named base on every locality;
@@ -97,6 +98,7 @@ func (g *tileGraph) task(name string, fn func(vs []blas64.General) (blas64.Gener
 		return fn(vs)
 	})
 	g.waits = append(g.waits, f.Err)
+	track(g.cur, f)
 	return f
 }
 
@@ -132,6 +134,7 @@ func (g *tileGraph) ranked(name string, rank int64, fn func(vs []blas64.General)
 		})
 	})
 	g.waits = append(g.waits, out.Err)
+	track(g.cur, out)
 	return out
 }
 
@@ -218,20 +221,27 @@ func (g *tileGraph) send(f tileFuture, tag uint64, rows, cols int, dests []int) 
 				msg[rows*cols] = float64(ce.column())
 			}
 		} else {
-			msg = packed(t)
+			// A tile of the locality's reused memory, given back once
+			// every copy is on its way.
+			mem := runtime.NewTile(g.e.rt, rows*cols, runtime.TileOptions{Uncleared: true})
+			defer mem.Release()
+			msg = mem.Float64s()
+			packInto(msg, t)
 		}
 		sent := make([]*runtime.Future[struct{}], len(dests))
 		for k, d := range dests {
 			sent[k] = g.ch.Set(ctx, d, tag, msg)
 		}
+		var first error
 		for _, s := range sent {
-			if err := s.Err(ctx); err != nil {
-				return struct{}{}, err
+			if err := s.Err(ctx); err != nil && first == nil {
+				first = err
 			}
 		}
-		return struct{}{}, nil
+		return struct{}{}, first
 	})
 	g.waits = append(g.waits, s.Err)
+	track(g.cur, s)
 }
 
 // recv is the tile rows x cols that locality from sends under tag. The
@@ -241,15 +251,18 @@ func (g *tileGraph) send(f tileFuture, tag uint64, rows, cols int, dests []int) 
 func (g *tileGraph) recv(from int, tag uint64, rows, cols int) tileFuture {
 	got := g.ch.Get(g.ctx, from, tag)
 	f, fulfil := runtime.NewPromise[blas64.General](g.e.rt)
+	s := g.cur
 	runtime.Finally(got, func() {
 		v, err := got.Get(g.ctx) // ready: does not wait
 		if err != nil {
 			fulfil(blas64.General{}, err)
 			return
 		}
+		s.keep(runtime.AdoptTile(g.e.rt, v))
 		fulfil(g.unpack(from, tag, rows, cols, v))
 	})
 	g.waits = append(g.waits, f.Err)
+	track(s, f)
 	return f
 }
 

@@ -57,6 +57,7 @@ type options struct {
 	oversample int
 	formQ      bool
 	cpuProfile string
+	usage      bool
 }
 
 var allOps = []string{"cholesky", "lu", "qr", "tsqr", "svd"}
@@ -80,6 +81,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.formQ, "tsqr-q", true, "tsqr forms Q explicitly (false: R and the implicit Q only; no residuals)")
 	fs.BoolVar(&o.check, "check", true, "gather the factors on locality 0 and print the residuals")
 	fs.BoolVar(&o.baseline, "baseline", false, "also time one-process LAPACK on locality 0")
+	fs.BoolVar(&o.usage, "usage", false, "each locality prints its CPU time, page faults and context switches during each timed factorisation")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each locality's CPU profile of each timed factorisation to this path with \".<op>.<locality>\" appended")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err

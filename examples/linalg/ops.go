@@ -65,14 +65,18 @@ func (r *runner) timed(ctx context.Context, fn func() error) (float64, error) {
 		}
 		defer stop()
 	}
-	start := time.Now()
+	start, before := time.Now(), readUsage()
 	if err := fn(); err != nil {
 		return 0, err
 	}
 	if _, err := r.clock.Barrier(ctx).Get(ctx); err != nil {
 		return 0, err
 	}
-	return time.Since(start).Seconds(), nil
+	secs := time.Since(start).Seconds()
+	if r.o.usage {
+		fmt.Fprintf(r.out, "linalg: %s on locality %d: %v\n", r.op, r.e.Locality(), readUsage().minus(before))
+	}
+	return secs, nil
 }
 
 // report prints a result as a sentence and as a Go benchmark line.

@@ -15,7 +15,7 @@ import (
 )
 
 // Pool keeps the memory of released tiles (the runtime's Tile.Release) and of used
-// up parcel chunks, by exact length, for the chunks of parcels that arrive
+// up parcel chunks, by length, for the chunks of parcels that arrive
 // later and for new tiles (the runtime's NewTile). A chunk overwrites the memory it is
 // read into, so it is not zeroed; a tile is, unless asked otherwise.
 // Either way the memory is not collected, and its pages are not given
@@ -41,20 +41,33 @@ func (r *Pool) Held() (bytes, lengths int) {
 	return r.held, len(r.bufs)
 }
 
-// Take returns held memory of exactly n float64s, or nil.
+// Take returns held memory of n float64s, or nil: a buffer of exactly
+// that length, else the shortest one at most a quarter longer, cut to n
+// (the rest of it stays unused until the buffer is collected). Sizes
+// that shrink step by step, such as the panels of an LU factorisation,
+// then land in memory touched already.
 func (r *Pool) Take(n int) []float64 {
 	nbytes := 8 * n
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	list := r.bufs[nbytes]
-	if len(list) == 0 {
-		return nil
+	if len(r.bufs[nbytes]) == 0 {
+		best := 0
+		for m, list := range r.bufs {
+			if m > nbytes && m <= nbytes+nbytes/4 && len(list) > 0 && (best == 0 || m < best) {
+				best = m
+			}
+		}
+		if best == 0 {
+			return nil
+		}
+		nbytes = best
 	}
+	list := r.bufs[nbytes]
 	b := list[len(list)-1]
 	list[len(list)-1] = nil
 	r.bufs[nbytes] = list[:len(list)-1]
 	r.held -= nbytes
-	return b
+	return b[:n:n]
 }
 
 // Put keeps b for a later Take of its length, unless it is small or the
