@@ -10,8 +10,9 @@ import (
 const defaultRecycleBytes = 256 << 20
 
 // giveBack takes back memory the locality handed out, for reuse: the
-// chunks of parcels that arrive later, of exactly b's size, are read into
-// it, and new tiles of its length take it. Slices of at most
+// chunks of parcels that arrive later, of b's size or a little less
+// (memory.Pool.Take), are read into it, and new tiles of such lengths
+// take it. Slices of at most
 // parcel.SmallChunks bytes are not kept: such chunks are read into their
 // parcel's own memory. At most Config.RecycleBytes are kept.
 //
@@ -34,9 +35,9 @@ func (rt *Runtime) giveBack(b []float64) {
 }
 
 // float64s returns n zeroed float64s (NewTile): memory given back
-// (giveBack) when the locality holds a slice of exactly that length,
-// fresh memory otherwise (advised for transparent huge pages from 4 MiB,
-// as hugepage.Float64s does).
+// (giveBack) when the locality holds a slice of that length or a little
+// longer (memory.Pool.Take), fresh memory otherwise (advised for
+// transparent huge pages from 4 MiB, as hugepage.Float64s does).
 func (rt *Runtime) float64s(n int) []float64 {
 	if 8*n > parcel.SmallChunks {
 		if b := rt.recycle.Take(n); b != nil {

@@ -57,9 +57,10 @@ type TileOptions struct {
 }
 
 // NewTile returns a tile of n float64s on rt's locality, owned by the
-// caller: memory a released tile of exactly that length gave back when
-// there is some, fresh memory otherwise (advised for transparent huge
-// pages from 4 MiB, as hugepage.Float64s does).
+// caller: memory a released tile of that length (or at most a quarter
+// longer, cut) gave back when there is some, fresh memory otherwise
+// (advised for transparent huge pages from 4 MiB, as hugepage.Float64s
+// does).
 func NewTile(rt *Runtime, n int, o TileOptions) *Tile {
 	var b []float64
 	if o.Lendable {
