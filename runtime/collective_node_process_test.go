@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/jobtest"
 )
 
 // Four processes of testdata/colljob in a loop of AllReduce: their
@@ -18,15 +20,39 @@ import (
 func TestProcessNodeCollectivesKilledLocality(t *testing.T) {
 	job := startProcesses(t, colljob, 4, "spin")
 	job.WaitOutput(t, "ready", 30*time.Second)
-	// The default parcelport (tcp) maps no region of its own: a region
-	// in every process is the board of the collectives.
+	killMidLoop(t, job, 1)
+}
+
+// The same with AllReduces of 1 MiB, which go through the large
+// operations' shared region (nodebulk): a process killed while the others
+// copy into or wait on an entry fails them, naming it, within seconds.
+func TestProcessNodeLargeCollectivesKilledLocality(t *testing.T) {
+	job := startProcesses(t, colljob, 4, "spin-large")
+	job.WaitOutput(t, "ready", 60*time.Second)
+	killMidLoop(t, job, 2)
+}
+
+// killMidLoop checks that every process of job maps at least regions
+// shared regions (the board; the large operations' region too), kills
+// locality 1, and checks that every other exits non-zero within seconds,
+// naming it.
+func killMidLoop(t *testing.T, job *jobtest.Job, regions int) {
+	t.Helper()
+	// The default parcelport (tcp) maps no region of its own: the regions
+	// in every process are the collectives'.
 	for i, p := range job.Procs {
 		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", p.Cmd.Process.Pid))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(maps), "memfd:tessera-ring") {
-			t.Errorf("locality %d maps no shared region for its collectives:\n%s", i, maps)
+		inodes := map[string]bool{}
+		for _, line := range strings.Split(string(maps), "\n") {
+			if f := strings.Fields(line); len(f) >= 6 && strings.HasPrefix(f[5], "/memfd:tessera-ring") {
+				inodes[f[4]] = true
+			}
+		}
+		if len(inodes) < regions {
+			t.Errorf("locality %d maps %d shared regions for its collectives, want %d:\n%s", i, len(inodes), regions, maps)
 		}
 	}
 	const victim = 1

@@ -7,6 +7,8 @@
 //	                  odd and the even localities; prints "locality N ok"
 //	colljob spin      AllReduce in a loop until the job fails; prints
 //	                  "ready" after the first generations
+//	colljob spin-large the same with 1 MiB AllReduces (the large ones'
+//	                  shared region on one machine)
 //
 // Every site's input is computed from its site index alone, so each
 // locality can compute every other site's input, and from those the
@@ -45,7 +47,9 @@ func main() {
 			fmt.Printf("locality %d ok\nlocality %d: %d peers in shared memory\n", rt.Here(), rt.Here(), shared)
 			return nil
 		case "spin":
-			return spin(ctx, rt)
+			return spin(ctx, rt, 2)
+		case "spin-large":
+			return spin(ctx, rt, 1<<17)
 		}
 		return errors.New("colljob: unknown mode " + mode)
 	}))
@@ -242,20 +246,22 @@ func check(ctx context.Context, rt *runtime.Runtime) error {
 	return nil
 }
 
-// spin runs AllReduce over all localities until it fails.
-func spin(ctx context.Context, rt *runtime.Runtime) error {
+// spin runs AllReduce of m elements over all localities until it fails.
+func spin(ctx context.Context, rt *runtime.Runtime, m int) error {
 	c, err := runtime.NewCommunicator(rt, "colljob.spin", nil, 0)
 	if err != nil {
 		return err
 	}
 	n := float64(rt.NumLocalities())
+	v := make([]float64, m)
 	for g := 0; ; g++ {
-		got, err := c.AllReduce(ctx, []float64{1, float64(g)}, runtime.ReduceSum).Get(ctx)
+		v[0], v[m-1] = 1, float64(g)
+		got, err := c.AllReduce(ctx, v, runtime.ReduceSum).Get(ctx)
 		if err != nil {
 			return err
 		}
-		if got[0] != n || got[1] != n*float64(g) {
-			return fmt.Errorf("generation %d: AllReduce gave %v", g, got)
+		if got[0] != n || got[m-1] != n*float64(g) {
+			return fmt.Errorf("generation %d: AllReduce gave %v ... %v", g, got[0], got[m-1])
 		}
 		if g == 50 {
 			fmt.Println("ready")
