@@ -58,6 +58,12 @@ type arrayState struct {
 	pins      atomic.Int64  // primitives reading data now
 	dropped   atomic.Bool   // released by every locality, out of the tile table
 	reclaimed atomic.Bool   // mem released
+
+	// donated: handed to the next primitive that reads it (Donate),
+	// consumed once one did; heir, when set, takes mem instead of the
+	// runtime once the array is dropped (Env.inherit).
+	donated, consumed atomic.Bool
+	heir              atomic.Pointer[func(*runtime.Tile)]
 }
 
 // Layout says how a new array is named and cut into tiles.

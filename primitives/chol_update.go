@@ -16,6 +16,10 @@ import (
 // for the panel's kernels to overtake the rest of a step's update.
 const cholChunk = 8
 
+// cholLookahead is how many block columns after a step's panel Cholesky
+// updates ahead of the rest of the step (rank in cholesky).
+const cholLookahead = 2
+
 // cholUpdates is the trailing update of Cholesky on one locality: for
 // each step k and each block column j > k of this locality, the tiles
 // (i, j), i > j, of each chunk of its tile rows are updated by one gemm,
@@ -73,7 +77,8 @@ func (u *cholUpdates) version(i, j int) tileFuture {
 }
 
 // load fills the local matrix from src, this locality's tile of the
-// input (the same layout), one block column per kernel (load(j)), ranked
+// input (the same layout; nil: the matrix holds it already), one block
+// column per kernel (load(j)), ranked
 // before every other kernel of its column and after those of the columns
 // before it: the factorisation starts once its first column is here,
 // rather than after the whole copy. The tiles above the diagonal are
@@ -92,7 +97,7 @@ func (u *cholUpdates) load(src []float64) {
 					row := v.data[r*v.ld+c0 : r*v.ld+c0+cols]
 					if i < j {
 						clear(row)
-					} else {
+					} else if src != nil {
 						copy(row, src[r*v.ld+c0:r*v.ld+c0+cols])
 					}
 				}

@@ -47,19 +47,39 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 		if err := x.pin(e, op); err != nil {
 			return nil, err
 		}
-		defer x.unpin()
+		pinned := true
+		defer func() {
+			if pinned {
+				x.unpin()
+			}
+		}()
 		if err := e.adopt(op, x); err != nil {
 			return nil, err
 		}
 		if err := e.checkCyclic(op, x, true); err != nil {
 			return nil, err
 		}
-		if _, err := r.Barrier(ctx).Get(ctx); err != nil {
+		// The start barrier also tells whether every locality donated x.
+		mine := 0.0
+		if donatable(x) {
+			mine = 1
+		}
+		all, err := r.AllReduce(ctx, []float64{mine}, math.Min).Get(ctx)
+		if err != nil {
 			return nil, e.wrap(op, err)
 		}
-		data := e.tileToSet(len(x.data))
+		data, src := []float64(nil), x.data
+		if all[0] == 1 {
+			pinned = false
+			if data, err = e.inherit(ctx, op, x); err != nil {
+				return nil, err
+			}
+			src = nil
+		} else {
+			data = e.tileToSet(len(x.data))
+		}
 		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
-		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v, x.data); err != nil {
+		if err := e.cholesky(ctx, op, fmt.Sprintf("%s/cholesky~%d", CommunicatorName, k), end, x.Name(), v, src); err != nil {
 			return nil, err
 		}
 		v.zeroUpper()
@@ -67,9 +87,10 @@ func Cholesky(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.F
 	})
 }
 
-// cholesky factors the matrix whose local part is src (v's layout) into
-// v (its lower triangle; v's tiles above the diagonal cleared) by the task
-// graph of Cholesky, over a channel named base.
+// cholesky factors the matrix whose local part is src (v's layout; nil:
+// v holds it already) into v (its lower triangle; v's tiles above the
+// diagonal cleared) by the task graph of Cholesky, over a channel named
+// base.
 func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reservation, name string, v *cyclicMatrix, src []float64) error {
 	g, err := newTileGraph(ctx, e, op, base, end, func(col int) error {
 		return &NotPositiveDefiniteError{Array: name, Column: col}
@@ -79,10 +100,20 @@ func (e *Env) cholesky(ctx context.Context, op, base string, end *runtime.Reserv
 	}
 	nt, me, nb := v.nbr, v.me, v.c.RowBlock
 	tag := func(i, j int) uint64 { return uint64(i*nt + j) }
-	// rank orders the ready kernels: the one making tile (i, j) at step k
-	// goes before those of later columns (its tile joins the panel of
-	// step j, the critical path), then of later steps, then of later rows.
-	rank := func(i, j, k int) int64 { return (int64(j)*int64(nt)+int64(k))*int64(nt) + int64(i) }
+	// rank orders the ready kernels. Those of the next cholLookahead
+	// columns (j <= k+cholLookahead: their tiles join the next panels,
+	// the critical path) go first, the one making tile (i, j) at step k
+	// before those of later columns, then of later steps, then of later
+	// rows; the rest of the update after them, step by step, so that a
+	// step's received and packed tiles go back before the next steps
+	// need as many (graphStep).
+	n3 := int64(nt) * int64(nt) * int64(nt)
+	rank := func(i, j, k int) int64 {
+		if j <= k+cholLookahead {
+			return (int64(j)*int64(nt)+int64(k))*int64(nt) + int64(i)
+		}
+		return n3 + (int64(k)*int64(nt)+int64(j))*int64(nt) + int64(i)
+	}
 	u := newCholUpdates(v, g, rank)
 	u.load(src)
 	for k := range nt {

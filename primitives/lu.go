@@ -56,7 +56,12 @@ func LU(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[
 		if err := x.pin(e, op); err != nil {
 			return LUFactors{}, err
 		}
-		defer x.unpin()
+		pinned := true
+		defer func() {
+			if pinned {
+				x.unpin()
+			}
+		}()
 		if err := e.adopt(op, x); err != nil {
 			return LUFactors{}, err
 		}
@@ -69,13 +74,26 @@ func LU(ctx context.Context, e *Env, a *runtime.Future[*Array]) *runtime.Future[
 				norm = av
 			}
 		}
-		got, err := r.AllReduce(ctx, []float64{norm}, nanMax).Get(ctx)
+		// The largest magnitude, and -1 when every locality donated x.
+		mine := 0.0
+		if donatable(x) {
+			mine = -1
+		}
+		got, err := r.AllReduce(ctx, []float64{norm, mine}, nanMax).Get(ctx)
 		if err != nil {
 			return LUFactors{}, e.wrap(op, err)
 		}
 		n := x.ann.Tiling.Shape[0]
-		data := e.tileToSet(len(x.data))
-		copy(data, x.data)
+		var data []float64
+		if got[1] == -1 {
+			pinned = false
+			if data, err = e.inherit(ctx, op, x); err != nil {
+				return LUFactors{}, err
+			}
+		} else {
+			data = e.tileToSet(len(x.data))
+			copy(data, x.data)
+		}
 		v := newCyclicMatrix(x.ann.Tiling, e.Locality(), data)
 		lu := &luGraph{v: v, name: x.Name(), tol: float64(n) * 0x1p-52 * got[0]}
 		if !(got[0] > 0) || math.IsInf(got[0], 0) {

@@ -427,6 +427,10 @@ func (a *Array) pin(e *Env, op string) error {
 		a.unhold()
 		return e.errorf(op, "array %s is block-cyclic, which %s does not read: Retile it to a row, column or sym tiling first", a.Name(), op)
 	}
+	if a.donated.Load() && !a.consumed.CompareAndSwap(false, true) {
+		a.unhold()
+		return e.errorf(op, "array %s of generation %d was donated (Donate) to another primitive already", a.Name(), a.ann.Generation)
+	}
 	return nil
 }
 
@@ -442,8 +446,12 @@ func readsCyclic(op string) bool {
 	return false
 }
 
-// unpin ends a pin, keeping the handle reachable until then.
+// unpin ends a pin, keeping the handle reachable until then; a donated
+// array is released once the primitive that took it has read it.
 func (a *Array) unpin() {
+	if a.donated.Load() {
+		a.Release()
+	}
 	a.unhold()
 	goruntime.KeepAlive(a)
 }
@@ -516,6 +524,10 @@ func (a *arrayState) reclaim() {
 		return
 	}
 	if a.exposed.Load() && !a.byRelease.Load() {
+		return
+	}
+	if h := a.heir.Load(); h != nil {
+		(*h)(a.mem)
 		return
 	}
 	a.mem.Release()

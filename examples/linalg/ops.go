@@ -155,7 +155,9 @@ func (r *runner) cholesky(ctx context.Context) error {
 	}
 	var lf *primitives.Array
 	secs, err := r.timed(ctx, func() error {
-		lf, err = primitives.Cholesky(ctx, e, runtime.MakeReady(a)).Get(ctx)
+		// Factored in its own memory, as dpotrf and pdpotrf do: the
+		// check reads a0.
+		lf, err = primitives.Cholesky(ctx, e, primitives.Donate(runtime.MakeReady(a))).Get(ctx)
 		return err
 	})
 	if err != nil {
@@ -214,7 +216,7 @@ func (r *runner) lu(ctx context.Context) error {
 	}
 	var f primitives.LUFactors
 	secs, err := r.timed(ctx, func() error {
-		f, err = primitives.LU(ctx, e, runtime.MakeReady(a)).Get(ctx)
+		f, err = primitives.LU(ctx, e, primitives.Donate(runtime.MakeReady(a))).Get(ctx)
 		return err
 	})
 	if err != nil {
