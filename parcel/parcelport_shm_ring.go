@@ -168,6 +168,17 @@ func (s *SHM) ringFailed(p *shmPeer, op string, err error) error {
 func (s *SHM) readRing(p *shmPeer, in *ring) {
 	d := newFrameDecoder(s.cfg.MaxFrame, s.cfg.Handler.Buffer)
 	deliver := func(pc *Parcel, wire int64) { p.received(pc, wire, s.cfg.Handler) }
+	if r, ok := s.cfg.Handler.(Recycler); ok {
+		// The handler says which parcels it keeps: the others' memory
+		// takes the next parcel, which then costs no allocation.
+		once := &onceHandler{Recycler: r}
+		deliver = func(pc *Parcel, wire int64) {
+			once.kept = false
+			if !p.received(pc, wire, once) || !once.kept {
+				d.reuse(pc)
+			}
+		}
+	}
 	w := s.waiter(p)
 	stop := func() bool { return isClosed(p.tcp.down) || isClosed(p.down) || isClosed(s.stop) }
 	ready := func() bool {
@@ -216,6 +227,15 @@ func (s *SHM) readRing(p *shmPeer, in *ring) {
 	}
 	s.readEnded(p, d, err)
 }
+
+// onceHandler hands the parcels a ring reader delivers to a Recycler's
+// ReceiveOnce and notes whether it kept the last one.
+type onceHandler struct {
+	Recycler
+	kept bool
+}
+
+func (o *onceHandler) Receive(p *Parcel) { o.kept = o.ReceiveOnce(p) }
 
 // readEnded marks p down once its ring reader stopped: quietly after a
 // goodbye or while closing, else reporting why.
