@@ -272,6 +272,12 @@ func (r *ring) readable() (uint64, error) {
 	return n, nil
 }
 
+// pending reports whether the writer published bytes the reader has not
+// taken (or the positions are impossible, for readable to say): from the
+// positions in the control, so that anyone may ask while the reader
+// reads.
+func (r *ring) pending() bool { return r.ctl.head.Load() != r.ctl.tail.Load() }
+
 // get copies up to avail bytes (from readable) into b, as many as lie
 // contiguously in the ring, frees them for the writer and wakes the
 // writer if it sleeps; it returns how many it copied.
