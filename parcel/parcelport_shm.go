@@ -124,7 +124,8 @@ type SHM struct {
 	stop    chan struct{} // closed by Close once the TCP port is closed
 	ready   chan struct{} // closed once tcp is set: the handler waits for it
 	wg      sync.WaitGroup
-	polling atomic.Int32 // ring waiters spinning now
+	polling atomic.Int32  // ring waiters spinning now
+	polls   atomic.Uint64 // calls of Poll: a count that moves says a task polls the rings itself
 
 	progress ringProgress // the ring readers' loop when there are several (parcelport_shm_progress.go)
 

@@ -83,6 +83,7 @@ func (s *SHM) Poll() bool {
 	if v == nil || s.closed.Load() {
 		return false
 	}
+	s.polls.Add(1)
 	took := false
 	for _, p := range *v {
 		if p == nil {

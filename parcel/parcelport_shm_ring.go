@@ -38,7 +38,7 @@ func (s *SHM) waiter(p *shmPeer) ringWait {
 	}
 	pace := new(yieldPace) // the reader's, across its waits
 	if s.cfg.PollFor > 0 {
-		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park, pace: pace}
+		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park, pace: pace, polls: &s.polls}
 	}
 	return ringWait{spin: max(s.cfg.SpinFor, 0), park: park, pace: pace}
 }

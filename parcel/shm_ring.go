@@ -328,6 +328,10 @@ type ringWait struct {
 	polling *atomic.Int32
 	park    func()     // a reader's sleep until its doorbell rings or it should stop
 	pace    *yieldPace // how often to sched_yield; nil: every ringYieldEvery looks
+	// polls, if not nil, counts the port's Polls: while it moves between
+	// looks a task reads the rings itself, and the waiter gives it the
+	// processor at once rather than after ringGoschedEvery looks.
+	polls *atomic.Uint64
 }
 
 // wait returns once ready or stop reports true. seq and sleeps are the
@@ -342,12 +346,20 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 			w.polling.Add(1)
 		}
 		var start time.Time
+		var polls uint64
 		for i := 1; ; i++ {
 			if ready() || (i%ringStopEvery == 0 && stop()) {
 				if w.polling != nil {
 					w.polling.Add(-1)
 				}
 				return
+			}
+			if w.polls != nil {
+				if n := w.polls.Load(); n != polls {
+					polls = n
+					goruntime.Gosched()
+					continue
+				}
 			}
 			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
 				goruntime.Gosched()

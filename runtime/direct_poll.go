@@ -12,7 +12,7 @@ type ringPoller interface{ Poll() bool }
 
 // pollGoschedEvery is how often, in looks, a task that reads the rings
 // itself while it waits lets the process's other goroutines run.
-const pollGoschedEvery = 16
+const pollGoschedEvery = 64
 
 // awaitReady is spinReady for a port whose rings the waiting task reads
 // itself: in poll mode it looks at the rings on its own goroutine, and
