@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	gometrics "runtime/metrics"
 	"sync"
 	"testing"
 )
@@ -149,4 +150,50 @@ func TestSHMDirectRoundTripAllocs(t *testing.T) {
 	if perCall > 2.2 {
 		t.Errorf("%.2f allocations per direct round trip over shm, want 2 (the future and the serving)", perCall)
 	}
+}
+
+// BenchmarkRoundTripSHMDirectSchedules: BenchmarkRoundTripSHMDirect in
+// poll mode, also reporting the goroutines the Go scheduler started
+// running per round trip (both localities, one process: sched/op, from
+// runtime/metrics) — the hand-offs between ring readers, lanes and
+// waiting tasks that the wall-clock figure hides on a loaded machine.
+// Run it with -cpu 1 for one processor, as tessera run gives each
+// locality when they fill the cores.
+func BenchmarkRoundTripSHMDirectSchedules(b *testing.B) {
+	reg := NewRegistry()
+	echo := RegisterDirect(reg, "bench.echo-direct-sched", func(ctx context.Context, b []byte) ([]byte, error) { return b, nil })
+	rts := startTCPWith(b, 2, Config{Lanes: 1, Registry: reg, Progress: ProgressPoll, Transport: ParcelportSHM})
+	ctx := context.Background()
+	msg := make([]byte, 64)
+	sample := []gometrics.Sample{{Name: "/sched/latencies:seconds"}}
+	schedules := func() uint64 {
+		gometrics.Read(sample)
+		var n uint64
+		for _, c := range sample[0].Value.Float64Histogram().Counts {
+			n += c
+		}
+		return n
+	}
+	err := Spawn(ctx, rts[0], func(ctx context.Context) (struct{}, error) {
+		for range 200 {
+			if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
+				return struct{}{}, err
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		before := schedules()
+		for range b.N {
+			if _, err := Async(ctx, rts[0].Locality(1), echo, msg).Get(ctx); err != nil {
+				return struct{}{}, err
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(schedules()-before)/float64(b.N), "sched/op")
+		return struct{}{}, nil
+	}).Err(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	finalizeAll(b, rts)
 }
