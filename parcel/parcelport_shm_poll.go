@@ -46,25 +46,25 @@ func (rx *ringRx) take(p *shmPeer, avail uint64) error {
 	return nil
 }
 
-// pollRing reads what p's ring holds if nobody else reads it now, and
-// reports whether it took anything.
+// pollRing reads a batch of what p's ring holds if nobody else reads it
+// now, and reports whether it took anything.
 func (s *SHM) pollRing(p *shmPeer, rx *ringRx) bool {
 	// busy first: a reader that ended keeps it, and Close unmaps the
 	// ring only once its reader ended.
 	if !rx.busy.CompareAndSwap(false, true) {
 		return false
 	}
+	// One batch at most (what the decoder's buffer holds): a peer that
+	// keeps writing keeps the reader busy, not the polling task.
 	took := false
-	for rx.err == nil && !p.gotBye.Load() && !p.closing.Load() && rx.in.pending() {
+	if rx.err == nil && !p.gotBye.Load() && !p.closing.Load() && rx.in.pending() {
 		avail, err := rx.in.readable()
-		if err == nil && avail == 0 {
-			break
-		}
-		took = true
-		if err == nil {
+		if err == nil && avail > 0 {
+			took = true
 			err = rx.take(p, avail)
 		}
 		if err != nil {
+			took = true
 			rx.err = err
 			s.ringFailed(p, "read", err)
 		}
