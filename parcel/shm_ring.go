@@ -348,18 +348,20 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		var start time.Time
 		var polls uint64
 		for i := 1; ; i++ {
-			if ready() || (i%ringStopEvery == 0 && stop()) {
-				if w.polling != nil {
-					w.polling.Add(-1)
-				}
-				return
-			}
 			if w.polls != nil {
+				// Before the look at the ring: a task that polls takes
+				// what comes itself.
 				if n := w.polls.Load(); n != polls {
 					polls = n
 					goruntime.Gosched()
 					continue
 				}
+			}
+			if ready() || (i%ringStopEvery == 0 && stop()) {
+				if w.polling != nil {
+					w.polling.Add(-1)
+				}
+				return
 			}
 			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
 				goruntime.Gosched()
