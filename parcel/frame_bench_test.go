@@ -58,6 +58,7 @@ func BenchmarkFrameDecode(b *testing.B) {
 			got := 0
 			deliver := func(*Parcel, int64) { got++ }
 			if reuse {
+				d.recycle = true
 				deliver = func(p *Parcel, _ int64) { got++; d.reuse(p) }
 			}
 			src := stream

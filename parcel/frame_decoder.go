@@ -49,8 +49,10 @@ type frameDecoder struct {
 	off   int   // bytes of chunk ci filled
 	frame int64 // length on the wire of the current frame
 
-	// last is the parcel next returned last; spare, if not nil, is memory
-	// the next frame's parcel is read into (reuse).
+	// With recycle set (a reader whose handler is a Recycler), last is
+	// the parcel next returned last; spare, if not nil, is memory the
+	// next frame's parcel is read into (reuse).
+	recycle     bool
 	last, spare *inParcel
 }
 
@@ -221,7 +223,6 @@ func (d *frameDecoder) head() (bool, error) {
 	in := d.spare
 	if in != nil {
 		d.spare = nil
-		*in = inParcel{}
 	} else {
 		in = new(inParcel)
 	}
@@ -259,7 +260,10 @@ func (d *frameDecoder) nextChunk() *Parcel {
 		d.ci++
 		d.off = 0
 		if d.ci == len(p.Chunks) {
-			d.last, d.in = d.in, nil
+			if d.recycle {
+				d.last = d.in
+			}
+			d.in = nil
 			return p
 		}
 		n := p.Header.Chunks[d.ci]
@@ -283,6 +287,7 @@ func (d *frameDecoder) nextChunk() *Parcel {
 // Recycler). Any other p is ignored.
 func (d *frameDecoder) reuse(p *Parcel) {
 	if d.last != nil && &d.last.p == p {
+		*d.last = inParcel{} // keeps none of the chunks' memory alive
 		d.spare, d.last = d.last, nil
 	}
 }

@@ -175,6 +175,7 @@ func (s *SHM) readRing(p *shmPeer, in *ring) {
 		// The handler says which parcels it keeps: the others' memory
 		// takes the next parcel, which then costs no allocation.
 		once := &onceHandler{Recycler: r}
+		d.recycle = true
 		rx.deliver = func(pc *Parcel, wire int64) {
 			once.kept = false
 			if !p.received(pc, wire, once) || !once.kept {
