@@ -130,7 +130,7 @@ type remoteCall[R any] struct {
 	rt  *Runtime
 	res codec[R]
 	end func(error) // ends the caller's span; nil without spans
-	// room holds the reply's small chunks (ownChunks), so that the
+	// room holds the reply's small chunks (smallRoom.own), so that the
 	// parcel they came in may take the next one (parcel.Recycler).
 	room   smallRoom
 	chunks [ownedChunks][]byte
