@@ -44,25 +44,37 @@ func BenchmarkFrameDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("decoder", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(stream) / frames))
-		d := newFrameDecoder(0, buf)
-		got := 0
-		deliver := func(*Parcel, int64) { got++ }
-		src := stream
-		for got < b.N {
-			if len(src) == 0 {
-				src = stream
-			}
-			sp, direct := d.space()
-			n := copy(sp, src)
-			src = src[n:]
-			if err := d.feed(n, direct, deliver); err != nil {
-				b.Fatal(err)
-			}
+	// reused: the receiver keeps no parcel (Recycler), so each is read
+	// into the memory of the one before.
+	for _, reuse := range []bool{false, true} {
+		name := "decoder"
+		if reuse {
+			name = "decoder-reused"
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(stream) / frames))
+			d := newFrameDecoder(0, buf)
+			got := 0
+			deliver := func(*Parcel, int64) { got++ }
+			if reuse {
+				d.recycle = true
+				deliver = func(p *Parcel, _ int64) { got++; d.reuse(p) }
+			}
+			src := stream
+			for got < b.N {
+				if len(src) == 0 {
+					src = stream
+				}
+				sp, direct := d.space()
+				n := copy(sp, src)
+				src = src[n:]
+				if err := d.feed(n, direct, deliver); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkTCPRoundTrip sends a call of 64 bytes from one TCP port to

@@ -48,6 +48,12 @@ type frameDecoder struct {
 	ci    int   // chunk being filled
 	off   int   // bytes of chunk ci filled
 	frame int64 // length on the wire of the current frame
+
+	// With recycle set (a reader whose handler is a Recycler), last is
+	// the parcel next returned last; spare, if not nil, is memory the
+	// next frame's parcel is read into (reuse).
+	recycle     bool
+	last, spare *inParcel
 }
 
 const stageLen = 64 << 10
@@ -214,7 +220,12 @@ func (d *frameDecoder) head() (bool, error) {
 		}
 		return false, nil
 	}
-	in := new(inParcel)
+	in := d.spare
+	if in != nil {
+		d.spare = nil
+	} else {
+		in = new(inParcel)
+	}
 	p := &in.p
 	p.Header.Args, p.Header.Chunks = in.args[:0], in.lens[:0]
 	if err := readHeader(d.stage[d.r+FrameHeadLen:d.r+need], &p.Header, &d.names); err != nil {
@@ -249,6 +260,9 @@ func (d *frameDecoder) nextChunk() *Parcel {
 		d.ci++
 		d.off = 0
 		if d.ci == len(p.Chunks) {
+			if d.recycle {
+				d.last = d.in
+			}
 			d.in = nil
 			return p
 		}
@@ -265,6 +279,31 @@ func (d *frameDecoder) nextChunk() *Parcel {
 			return nil
 		}
 	}
+}
+
+// reuse lets the decoder read the next frame's parcel into the memory of
+// p, the parcel it returned last, whose receiver keeps nothing of it: not
+// the parcel, its header, nor the chunks the decoder gave memory for (see
+// Recycler). Any other p is ignored.
+func (d *frameDecoder) reuse(p *Parcel) {
+	if d.last != nil && &d.last.p == p {
+		*d.last = inParcel{} // keeps none of the chunks' memory alive
+		d.spare, d.last = d.last, nil
+	}
+}
+
+// Recycler is a Handler that can tell a port it keeps nothing of a parcel
+// once it has received it, so that the port reads the next parcel from
+// that peer into the same memory instead of allocating: a port whose
+// readers reuse parcels (the SHM port's ring readers) calls ReceiveOnce
+// instead of Receive.
+type Recycler interface {
+	Handler
+	// ReceiveOnce is Receive, reporting whether the handler keeps p past
+	// the call: the parcel, its header (Args, Trace, Chunks), or chunk
+	// memory that Buffer did not provide. If it does not, the port may
+	// overwrite all of them with the next parcel.
+	ReceiveOnce(p *Parcel) (kept bool)
 }
 
 // midFrame reports whether the decoder holds part of a frame: the stream

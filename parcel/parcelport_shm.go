@@ -101,6 +101,13 @@ const DefaultRingBytes = 1 << 20
 // shared segments (internal/shm) could travel by reference instead; that is
 // the runtime's lending, not the port's, for now.
 //
+// A task that waits, polling, for a reply need not wait for a reader:
+// Poll reads the rings on the caller's goroutine while their readers do
+// not, through the same decoder and handler (parcelport_shm_poll.go), and
+// a spinning reader gives such a task the processor at once. A handler
+// that is a Recycler has each ring's parcels read into the memory of the
+// one before that it did not keep.
+//
 // # Failure
 //
 // The TCP connection stays up under the rings, with its heartbeats: a
@@ -124,7 +131,8 @@ type SHM struct {
 	stop    chan struct{} // closed by Close once the TCP port is closed
 	ready   chan struct{} // closed once tcp is set: the handler waits for it
 	wg      sync.WaitGroup
-	polling atomic.Int32 // ring waiters spinning now
+	polling atomic.Int32  // ring waiters spinning now
+	polls   atomic.Uint64 // calls of Poll: a count that moves says a task polls the rings itself
 
 	progress ringProgress // the ring readers' loop when there are several (parcelport_shm_progress.go)
 

@@ -38,7 +38,7 @@ func (s *SHM) waiter(p *shmPeer) ringWait {
 	}
 	pace := new(yieldPace) // the reader's, across its waits
 	if s.cfg.PollFor > 0 {
-		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park, pace: pace}
+		return ringWait{spin: s.cfg.PollFor, poll: true, polling: &s.polling, park: park, pace: pace, polls: &s.polls}
 	}
 	return ringWait{spin: max(s.cfg.SpinFor, 0), park: park, pace: pace}
 }
@@ -164,27 +164,50 @@ func (s *SHM) ringFailed(p *shmPeer, op string, err error) error {
 // readRing is the reader of p's incoming ring: it feeds what it takes out
 // to a frame decoder and delivers the parcels, until the peer says
 // goodbye in the ring, the ring fails its checks, or the TCP connection
-// is gone and the ring is drained.
+// is gone and the ring is drained. It shares the ring with Poll
+// (parcelport_shm_poll.go): whoever holds rx.busy reads.
 func (s *SHM) readRing(p *shmPeer, in *ring) {
-	d := newFrameDecoder(s.cfg.MaxFrame, s.cfg.Handler.Buffer)
-	deliver := func(pc *Parcel, wire int64) { p.received(pc, wire, s.cfg.Handler) }
+	rx := &ringRx{in: in, d: newFrameDecoder(s.cfg.MaxFrame, s.cfg.Handler.Buffer)}
+	rx.busy.Store(true) // the reader's until it first waits
+	d := rx.d
+	rx.deliver = func(pc *Parcel, wire int64) { p.received(pc, wire, s.cfg.Handler) }
+	if r, ok := s.cfg.Handler.(Recycler); ok {
+		// The handler says which parcels it keeps: the others' memory
+		// takes the next parcel, which then costs no allocation.
+		once := &onceHandler{Recycler: r}
+		d.recycle = true
+		rx.deliver = func(pc *Parcel, wire int64) {
+			once.kept = false
+			if !p.received(pc, wire, once) || !once.kept {
+				d.reuse(pc)
+			}
+		}
+	}
+	p.rx.Store(rx)
 	w := s.waiter(p)
 	stop := func() bool { return isClosed(p.tcp.down) || isClosed(p.down) || isClosed(s.stop) }
-	ready := func() bool {
-		n, err := in.readable()
-		return n > 0 || err != nil
-	}
+	// Pollers move the reader's position while it waits: its waits look
+	// at the positions in the ring's control instead.
+	ready := in.pending
 	pk := &ringPark{in: in, ready: ready, stop: stop, wake: make(chan bool, 1)}
 	s.progress.readers.Add(1)
 	defer s.progress.readers.Add(-1)
 	var err error
-	for !p.gotBye.Load() {
+	for held := true; ; held = false {
+		if !held && !rx.busy.CompareAndSwap(false, true) {
+			goruntime.Gosched() // a poller reads the ring now: let it
+			continue
+		}
+		if rx.err != nil || p.gotBye.Load() {
+			break // a poller reported a failure, or delivered the goodbye
+		}
 		var avail uint64
 		if avail, err = in.readable(); err != nil {
 			break
 		}
 		if avail == 0 {
 			if !stop() {
+				rx.busy.Store(false)
 				if s.progress.readers.Load() > 1 {
 					s.waitShared(pk, w) // parcelport_shm_progress.go
 				} else {
@@ -197,25 +220,30 @@ func (s *SHM) readRing(p *shmPeer, in *ring) {
 				break
 			}
 		}
-		b, direct := d.space()
-		n := in.get(b, avail)
-		if err = d.feed(n, direct, deliver); err != nil {
+		if err = rx.take(p, avail); err != nil || p.gotBye.Load() {
 			break
 		}
-		if p.gotBye.Load() {
-			// Everything before the goodbye is delivered: the writer's
-			// Close may return.
-			in.ctl.byeSeen.Store(1)
-			break
-		}
-		if in.pos == in.ctl.head.Load() {
+		empty := in.pos == in.ctl.head.Load()
+		rx.busy.Store(false)
+		if empty {
 			// As TCP's reader does: let the goroutines this parcel woke
 			// run before looking at the ring again.
 			goruntime.Gosched()
 		}
 	}
+	// The reader keeps busy from here on: pollers leave the ring alone,
+	// and Close may unmap it once the reader returned.
 	s.readEnded(p, d, err)
 }
+
+// onceHandler hands the parcels a ring reader delivers to a Recycler's
+// ReceiveOnce and notes whether it kept the last one.
+type onceHandler struct {
+	Recycler
+	kept bool
+}
+
+func (o *onceHandler) Receive(p *Parcel) { o.kept = o.ReceiveOnce(p) }
 
 // readEnded marks p down once its ring reader stopped: quietly after a
 // goodbye or while closing, else reporting why.

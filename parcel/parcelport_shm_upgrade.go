@@ -50,10 +50,11 @@ type shmPeer struct {
 	wmu     sync.Mutex // one writer of out at a time
 	scratch []byte     // frame heads; guarded by wmu
 
-	tcpOnly  atomic.Bool   // the upgrade was refused: no switch will come
-	reading  atomic.Bool   // the ring reader runs: it reports the peer down
-	abort    atomic.Bool   // Close gave up waiting: writers stop where they are
-	ctrlSent atomic.Uint64 // the port's own control parcels sent (tests)
+	tcpOnly  atomic.Bool            // the upgrade was refused: no switch will come
+	reading  atomic.Bool            // the ring reader runs: it reports the peer down
+	rx       atomic.Pointer[ringRx] // the ring's reading side, shared with SHM.Poll; set by the reader
+	abort    atomic.Bool            // Close gave up waiting: writers stop where they are
+	ctrlSent atomic.Uint64          // the port's own control parcels sent (tests)
 }
 
 func (p *shmPeer) segment() *ringSegment {

@@ -272,6 +272,12 @@ func (r *ring) readable() (uint64, error) {
 	return n, nil
 }
 
+// pending reports whether the writer published bytes the reader has not
+// taken (or the positions are impossible, for readable to say): from the
+// positions in the control, so that anyone may ask while the reader
+// reads.
+func (r *ring) pending() bool { return r.ctl.head.Load() != r.ctl.tail.Load() }
+
 // get copies up to avail bytes (from readable) into b, as many as lie
 // contiguously in the ring, frees them for the writer and wakes the
 // writer if it sleeps; it returns how many it copied.
@@ -322,6 +328,10 @@ type ringWait struct {
 	polling *atomic.Int32
 	park    func()     // a reader's sleep until its doorbell rings or it should stop
 	pace    *yieldPace // how often to sched_yield; nil: every ringYieldEvery looks
+	// polls, if not nil, counts the port's Polls: while it moves between
+	// looks a task reads the rings itself, and the waiter gives it the
+	// processor at once rather than after ringGoschedEvery looks.
+	polls *atomic.Uint64
 }
 
 // wait returns once ready or stop reports true. seq and sleeps are the
@@ -336,7 +346,17 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 			w.polling.Add(1)
 		}
 		var start time.Time
+		var polls uint64
 		for i := 1; ; i++ {
+			if w.polls != nil {
+				// Before the look at the ring: a task that polls takes
+				// what comes itself.
+				if n := w.polls.Load(); n != polls {
+					polls = n
+					goruntime.Gosched()
+					continue
+				}
+			}
 			if ready() || (i%ringStopEvery == 0 && stop()) {
 				if w.polling != nil {
 					w.polling.Add(-1)

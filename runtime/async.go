@@ -130,6 +130,10 @@ type remoteCall[R any] struct {
 	rt  *Runtime
 	res codec[R]
 	end func(error) // ends the caller's span; nil without spans
+	// room holds the reply's small chunks (smallRoom.own), so that the
+	// parcel they came in may take the next one (parcel.Recycler).
+	room   smallRoom
+	chunks [ownedChunks][]byte
 }
 
 // reply fulfils the call's future from its reply.
@@ -151,6 +155,9 @@ func (c *remoteCall[R]) reply(h *parcel.Header, chunks [][]byte, err error) {
 	if h.Code != parcel.CodeOK {
 		c.f.set(*new(R), &ActionError{c.pc.dest, c.pc.action, c.rt.reg.replyError(h.Code, h.Error, h.Args)})
 		return
+	}
+	if len(chunks) > 0 && len(chunks) <= ownedChunks {
+		chunks = c.room.own(c.chunks[:0], chunks, c.pc.bufs)
 	}
 	r, err := c.res.decode(h.Args, chunks)
 	if err != nil {

@@ -154,7 +154,7 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	wait := f.wait
 	f.mu.Unlock()
 
-	if t.s.spinReady(&f.ready) {
+	if t.s.awaitReady(&f.ready) {
 		return f.val, f.err
 	}
 	t.yield(park)
