@@ -19,7 +19,9 @@ import (
 // traced, on 1, 2 and 4 localities, each followed by `tessera trace
 // summary` of its archive. Sizes come from report.Linalg (LINALG_*
 // variables), the repetitions from LINALG_REPS (1: a 16384 Cholesky takes
-// minutes on 2 cores), the block size of Tessera's layout from LINALG_NB.
+// minutes on 2 cores), the block size of Tessera's layout from LINALG_NB,
+// its parcelport from LINALG_PARCELPORT (shm: the localities share one
+// machine).
 func linalg(bin string) plan {
 	s := report.Linalg()
 	reps := count("LINALG_REPS", 1)
@@ -30,10 +32,11 @@ func linalg(bin string) plan {
 	} else {
 		say("linalg: no openblas build of examples/linalg: the Tessera rows run gonum's BLAS")
 	}
+	port := setting("LINALG_PARCELPORT", "shm")
 	long := 45 * time.Minute
 	traced := func(name, localities string, runFlags []string, args ...string) job {
 		k, _ := strconv.Atoi(localities)
-		j := run(name, k, runFlags, prog, append([]string{"--nb", nb, "--check=false"}, args...)...)
+		j := run(name, k, append([]string{"--parcelport", port}, runFlags...), prog, append([]string{"--nb", nb, "--check=false"}, args...)...)
 		j.parse, j.timeout = linalgLines, long
 		return j
 	}

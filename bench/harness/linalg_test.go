@@ -69,7 +69,7 @@ func TestLinalgPlan(t *testing.T) {
 		}
 	}
 	all := strings.Join(cmds, "\n")
-	for _, want := range []string{"@tessera run -n 4 @linalg --nb 256 --check=false --ops cholesky -n 1024", "@tessera run -n 2 --trace {tmp}/trace-2-1 @linalg", "@tessera trace summary -per-locality {tmp}/trace-2-1", "@lapack -op potrf -n 2048"} {
+	for _, want := range []string{"@tessera run -n 4 --parcelport shm @linalg --nb 256 --check=false --ops cholesky -n 1024", "@tessera run -n 2 --parcelport shm --trace {tmp}/trace-2-1 @linalg", "@tessera trace summary -per-locality {tmp}/trace-2-1", "@lapack -op potrf -n 2048"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no command %q in\n%s", want, all)
 		}
