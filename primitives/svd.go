@@ -163,7 +163,7 @@ func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank i
 		if math.IsNaN(got[0]) || math.IsInf(got[0], 0) {
 			return SVDFactors{}, e.errorf(op, "array %s holds NaN or Inf (or elements whose products with the sketch overflow): want finite elements", x.Name())
 		}
-		if err := f.orthonormalize(); err != nil {
+		if err := f.orthonormalize(m); err != nil {
 			return SVDFactors{}, e.wrap(op, fmt.Errorf("array %s: %w", x.Name(), err))
 		}
 		if err := f.project(); err != nil {

@@ -129,6 +129,22 @@ func addParts(g []float64, parts [][]float64) {
 	}
 }
 
+// solveRows is the most rows rightSolve gives the BLAS at once: OpenBLAS's
+// triangular solve on all of a 50,000 x 30 matrix touched 12 MB of
+// buffer it had not touched before (3,000 page faults, once per process)
+// and took 2.5 times as long as in blocks of 256 rows, which touched none.
+const solveRows = 256
+
+// rightSolve sets x to x·R⁻¹ for the upper triangular r, in blocks of
+// rows.
+func rightSolve(x blas64.General, r blas64.Triangular) {
+	rowWorkers(x.Rows, passWorkers(x.Rows), func(_, r0, r1 int) {
+		for b0 := r0; b0 < r1; b0 += solveRows {
+			blas64.Trsm(blas.Right, blas.NoTrans, 1, r, rowRange(x, b0, min(b0+solveRows, r1)))
+		}
+	})
+}
+
 // gram sets c (l x l, the upper triangle; the lower left as it was) to
 // xᵀ·x for x rows x l.
 func gram(x blas64.General, c []float64) {

@@ -59,10 +59,17 @@ const (
 	stepExplicit = 3 // TSQR and a pass of its own
 )
 
+// condCholeskyQR is the largest condition number of a basis that
+// CholeskyQR2 makes orthonormal to the rounding (it loses about ε·κ² of
+// orthogonality in the first factorisation; below about u^-1/2 the second
+// restores it).
+const condCholeskyQR = 1e6
+
 // svdStats records what TruncatedSVD's range finder did (for the tests).
 type svdStats struct {
 	once, twice, explicit int       // power iterations with one CholeskyQR, two, TSQR
 	conds                 []float64 // κ(Y') of each power iteration
+	tsqr                  int       // sketches orthonormalised by TSQR
 }
 
 // rangeFinder is one locality's state of TruncatedSVD's range finder.
@@ -92,8 +99,16 @@ func newRangeFinder(t *tsqrRun, a blas64.General, l int) *rangeFinder {
 	}
 	f := &rangeFinder{t: t, a: a, l: l, lp: lp, condMid: condMid, condFinal: condFinal, condOnce: condOnce, stats: &svdStats{}}
 	f.y = f.scratch(a.Rows, lp)
-	f.q = f.scratch(a.Rows, lp)
 	return f
+}
+
+// qbuf returns the memory of q, rows x lp, taken when first asked for:
+// only the second CholeskyQR and TSQR need it.
+func (f *rangeFinder) qbuf() blas64.General {
+	if f.q.Data == nil {
+		f.q = f.scratch(f.a.Rows, f.lp)
+	}
+	return f.q
 }
 
 // scratch returns rows x lp memory of the locality's own (reused by
@@ -135,10 +150,56 @@ func (f *rangeFinder) sketch(seed uint64) float64 {
 	return nonFinite(f.y.Data[:f.y.Rows*lp])
 }
 
-// orthonormalize sets Q to an orthonormal basis of Y's columns, explicit,
-// by TSQR (Y overwritten).
-func (f *rangeFinder) orthonormalize() error {
+// orthonormalize sets Q to an orthonormal basis of Y's columns, explicit:
+// Y itself, by shifted CholeskyQR3 (Fukaya, Kannan, Nakatsukasa, Zhang
+// and Yamamoto 2020: the Gram matrix shifted by 11·(m·l + l·(l+1))·u·
+// ‖Y‖²_F, so that its Cholesky factorisation succeeds for any condition
+// number of Y, then CholeskyQR twice), three sums of l x l and three
+// triangular solves on Y's rows against TSQR's tree and its Q in memory of
+// its own; by TSQR (orthonormalizeTSQR) when a factorisation fails, Y
+// being numerically rank-deficient.
+func (f *rangeFinder) orthonormalize(m int) error {
+	l := f.l
+	y := f.cols(f.y)
+	for round := range 3 {
+		msg := make([]float64, l*l+1)
+		gram(y, msg)
+		sum, err := f.t.allSum(msg, func(sum []float64) {
+			if round == 0 {
+				tr := 0.0
+				for i := range l {
+					tr += sum[i*l+i]
+				}
+				shift := 11 * float64(m*l+l*(l+1)) * 0x1p-53 * tr
+				for i := range l {
+					sum[i*l+i] += shift
+				}
+			}
+			r, kappa, ok := cholesky(sum[:l*l], l)
+			copy(sum, r.Data)
+			sum[l*l] = 0
+			if !ok || (round > 0 && kappa > condCholeskyQR) {
+				sum[l*l] = 1
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if sum[l*l] != 0 {
+			f.stats.tsqr++
+			return f.orthonormalizeTSQR()
+		}
+		rightSolve(y, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: l, Stride: l, Data: sum[:l*l]})
+	}
+	f.basis, f.r = f.y, nil
+	return nil
+}
+
+// orthonormalizeTSQR sets Q to an orthonormal basis of Y's columns,
+// explicit, by TSQR (Y overwritten).
+func (f *rangeFinder) orthonormalizeTSQR() error {
 	l, lp, rows := f.l, f.lp, f.y.Rows
+	f.qbuf()
 	f.t.qInto = f.q.Data
 	_, q, err := f.t.factor(f.cols(f.y), true)
 	f.t.qInto = nil
@@ -163,7 +224,7 @@ func (f *rangeFinder) orthonormalize() error {
 // a pass of its own.
 func (f *rangeFinder) project() error {
 	part := make([]float64, f.lp*f.a.Cols)
-	transTimes(f.q, f.a, part)
+	transTimes(f.basis, f.a, part)
 	z, err := f.t.allSum(part[:f.l*f.a.Cols], nil)
 	if err != nil {
 		return err
@@ -228,7 +289,7 @@ func (f *rangeFinder) powerStep(last bool) error {
 	// Y' too ill-conditioned for the fusion: Q explicit, and Qᵀ·A by a
 	// pass of its own.
 	f.stats.explicit++
-	if err := f.orthonormalize(); err != nil {
+	if err := f.orthonormalizeTSQR(); err != nil {
 		return err
 	}
 	return f.project()
@@ -240,10 +301,9 @@ func (f *rangeFinder) powerStep(last bool) error {
 // by TSQR after all.
 func (f *rangeFinder) refine(r1 blas64.Triangular, g []float64) error {
 	l, n, rows := f.l, f.a.Cols, f.y.Rows
-	if rows > 0 {
-		copy(f.q.Data[:rows*f.lp], f.y.Data[:rows*f.lp])
-		blas64.Trsm(blas.Right, blas.NoTrans, 1, r1, f.cols(f.q))
-	}
+	q := f.qbuf()
+	copy(q.Data[:rows*f.lp], f.y.Data[:rows*f.lp])
+	rightSolve(f.cols(q), r1)
 	msg := make([]float64, l*l+1)
 	gram(f.cols(f.q), msg)
 	sum, err := f.t.allSum(msg, func(sum []float64) {
@@ -259,7 +319,7 @@ func (f *rangeFinder) refine(r1 blas64.Triangular, g []float64) error {
 	}
 	if sum[l*l] != stepRefine {
 		f.stats.explicit++
-		if err := f.orthonormalize(); err != nil {
+		if err := f.orthonormalizeTSQR(); err != nil {
 			return err
 		}
 		return f.project()
