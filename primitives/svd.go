@@ -90,20 +90,22 @@ type TruncatedSVDOptions struct {
 // row-tiled m x n matrix by the randomized range finder (Halko, Martinsson
 // and Tropp 2011): Y = A·Ω for a Gaussian n x l sketch Ω (l = rank +
 // oversampling, drawn alike on every locality), a few power iterations
-// Y = A·(Aᵀ·Q) with Q re-orthogonalised through TSQR (and Aᵀ·Q by a local
+// Y = A·(Aᵀ·Q) with Q re-orthogonalised each time (and Aᵀ·Q by a local
 // QR), then B = Qᵀ·A (l x n, summed over the localities), the SVD of the
 // small B = U_b·Σ·Vᵀ on every locality, and U = Q·U_b. Sums travel up and
-// down the same binary tree as TSQR's R. The products with A are as many
+// down a binary tree over the localities. The products with A are as many
 // as Dask's svd_compressed makes (2 + 2·PowerIters); unlike its default
 // power iterator, which orthonormalises once at the end, every product is
 // orthonormalised: without, the columns of (A·Aᵀ)^q·A·Ω for singular
 // values decaying fast lose their trailing directions below the rounding.
-// Aᵀ·Q is formed as Qᵀ·A, A's rows contiguous for the BLAS. A power
-// iteration reads A once, not twice: A·W and the next Qᵀ·A are formed
-// together, block by block of A's rows, with W scaled so that A·W is
-// well conditioned and Q comes from its Gram matrix (svd_range.go); when
-// it is not well conditioned after all, Q is formed by TSQR and Qᵀ·A by a
-// pass of its own. A is checked for NaN and Inf through Y = A·Ω.
+// Aᵀ·Q is formed as Qᵀ·A, A's rows contiguous for the BLAS. The sketch is
+// orthonormalised by shifted CholeskyQR3. A power iteration reads A once,
+// not twice: A·W and the next Qᵀ·A are formed together, block by block of
+// A's rows, with W scaled so that A·W is well conditioned and Q comes
+// from its Gram matrix (svd_range.go). When a basis is not well
+// conditioned after all (A of lower rank than l), Q is formed by TSQR,
+// and Qᵀ·A by a pass of its own. A is checked for NaN and Inf through
+// Y = A·Ω.
 //
 // rank must be in [1, min(m, n)]; l is capped at min(m, n).
 func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank int, o TruncatedSVDOptions) *runtime.Future[SVDFactors] {
