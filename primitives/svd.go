@@ -3,13 +3,12 @@ package primitives
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"math"
 
 	"github.com/tessera-amt/tessera/annotate"
 	"github.com/tessera-amt/tessera/runtime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -80,21 +79,33 @@ type TruncatedSVDOptions struct {
 	Oversample int    // extra columns of the sketch (default 10)
 	PowerIters int    // power iterations (default 2; negative: none)
 	Seed       uint64 // of the Gaussian sketch
+
+	// For the tests: what the range finder did, and condition limits
+	// other than condMid and condFinal, and condOnce (0: those).
+	stats             *svdStats
+	condMax, condOnce float64
 }
 
 // TruncatedSVD returns the leading rank singular values and vectors of a
 // row-tiled m x n matrix by the randomized range finder (Halko, Martinsson
 // and Tropp 2011): Y = A·Ω for a Gaussian n x l sketch Ω (l = rank +
 // oversampling, drawn alike on every locality), a few power iterations
-// Y = A·(Aᵀ·Q) with Q re-orthogonalised through TSQR (and Aᵀ·Q by a local
+// Y = A·(Aᵀ·Q) with Q re-orthogonalised each time (and Aᵀ·Q by a local
 // QR), then B = Qᵀ·A (l x n, summed over the localities), the SVD of the
 // small B = U_b·Σ·Vᵀ on every locality, and U = Q·U_b. Sums travel up and
-// down the same binary tree as TSQR's R. The products with A are as many
+// down a binary tree over the localities. The products with A are as many
 // as Dask's svd_compressed makes (2 + 2·PowerIters); unlike its default
 // power iterator, which orthonormalises once at the end, every product is
 // orthonormalised: without, the columns of (A·Aᵀ)^q·A·Ω for singular
 // values decaying fast lose their trailing directions below the rounding.
-// Aᵀ·Q is formed as Qᵀ·A, A's rows contiguous for the BLAS.
+// Aᵀ·Q is formed as Qᵀ·A, A's rows contiguous for the BLAS. The sketch is
+// orthonormalised by shifted CholeskyQR3. A power iteration reads A once,
+// not twice: A·W and the next Qᵀ·A are formed together, block by block of
+// A's rows, with W scaled so that A·W is well conditioned and Q comes
+// from its Gram matrix (svd_range.go). When a basis is not well
+// conditioned after all (A of lower rank than l), Q is formed by TSQR,
+// and Qᵀ·A by a pass of its own. A is checked for NaN and Inf through
+// Y = A·Ω.
 //
 // rank must be in [1, min(m, n)]; l is capped at min(m, n).
 func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank int, o TruncatedSVDOptions) *runtime.Future[SVDFactors] {
@@ -118,66 +129,64 @@ func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank i
 		if err := e.adopt(op, x); err != nil {
 			return SVDFactors{}, err
 		}
-		if err := e.checkRowTiled(ctx, op, r, x, false); err != nil {
-			return SVDFactors{}, err
+		if bad := e.rowTiledShape(op, x, false); bad != nil {
+			r.Cancel(bad)
+			return SVDFactors{}, bad
 		}
 		m, n := x.ann.Tiling.Shape[0], x.ann.Tiling.Shape[1]
 		if rank < 1 || rank > min(m, n) {
-			return SVDFactors{}, e.errorf(op, "array %s of shape %v: rank %d, want one in [1, %d]", x.Name(), x.ann.Tiling.Shape, rank, min(m, n))
+			bad := e.errorf(op, "array %s of shape %v: rank %d, want one in [1, %d]", x.Name(), x.ann.Tiling.Shape, rank, min(m, n))
+			r.Cancel(bad)
+			return SVDFactors{}, bad
 		}
 		l := min(rank+max(o.Oversample, 0), m, n)
 		ch, err := runtime.NewChannel(e.rt, fmt.Sprintf("%s/truncatedsvd~%d", CommunicatorName, k), nil)
 		if err != nil {
+			r.Cancel(err)
 			return SVDFactors{}, e.wrap(op, err)
 		}
 		defer ch.Close()
-		t := &tsqrRun{e: e, ch: ch, ctx: ctx}
 		rows := x.ann.Local().Owned[0].Len()
-		ax := mat.NewDense(max(rows, 1), n, nil)
-		if rows > 0 {
-			ax = mat.NewDense(rows, n, x.data)
+		f := newRangeFinder(&tsqrRun{e: e, ch: ch, ctx: ctx}, blas64.General{Rows: rows, Cols: n, Stride: n, Data: x.data}, l)
+		defer f.release()
+		if o.condMax > 0 {
+			f.condMid, f.condFinal = o.condMax, o.condMax
 		}
-		rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
-		omega := mat.NewDense(n, l, nil)
-		for i := range n {
-			for j := range l {
-				omega.Set(i, j, rng.NormFloat64())
-			}
+		if o.condOnce > 0 {
+			f.condOnce = o.condOnce
 		}
-		y := mat.NewDense(ax.RawMatrix().Rows, l, nil)
-		y.Mul(ax, omega)
-		q, err := t.orthonormal(y, rows)
+		if o.stats != nil {
+			f.stats = o.stats
+		}
+		got, err := r.AllReduce(ctx, []float64{f.sketch(o.Seed)}, nanMax).Get(ctx)
 		if err != nil {
 			return SVDFactors{}, e.wrap(op, err)
 		}
-		for range max(o.PowerIters, 0) {
-			w, err := t.projection(ax, q, rows) // Qᵀ·A, l x n
-			if err != nil {
-				return SVDFactors{}, e.wrap(op, err)
-			}
-			y.Mul(ax, thinQ(w.T())) // A·orth(Aᵀ·Q)
-			if q, err = t.orthonormal(y, rows); err != nil {
-				return SVDFactors{}, e.wrap(op, err)
-			}
+		if math.IsNaN(got[0]) || math.IsInf(got[0], 0) {
+			return SVDFactors{}, e.errorf(op, "array %s holds NaN or Inf (or elements whose products with the sketch overflow): want finite elements", x.Name())
 		}
-		b, err := t.projection(ax, q, rows) // B = Qᵀ·A, l x n
-		if err != nil {
+		if err := f.orthonormalize(m); err != nil {
+			return SVDFactors{}, e.wrap(op, fmt.Errorf("array %s: %w", x.Name(), err))
+		}
+		if err := f.project(); err != nil {
 			return SVDFactors{}, e.wrap(op, err)
+		}
+		for i := range max(o.PowerIters, 0) {
+			if err := f.powerStep(i == o.PowerIters-1); err != nil {
+				return SVDFactors{}, e.wrap(op, fmt.Errorf("array %s: %w", x.Name(), err))
+			}
 		}
 		var svd mat.SVD
-		if !svd.Factorize(b, mat.SVDThin) {
+		if !svd.Factorize(mat.NewDense(l, n, f.z), mat.SVDThin) {
 			return SVDFactors{}, e.errorf(op, "array %s: the SVD of the %dx%d projection did not converge", x.Name(), l, n)
 		}
 		var ub, v mat.Dense
 		svd.UTo(&ub)
 		svd.VTo(&v)
 		out := SVDFactors{Values: svd.Values(nil)[:rank], V: mat.DenseCopyOf(v.Slice(0, n, 0, rank))}
-		var u mat.Dense
-		u.Mul(q, ub.Slice(0, l, 0, rank))
-		data := e.tileToSet(rows * rank)
-		if rows > 0 {
-			copy(data, u.RawMatrix().Data)
-		}
+		c := mat.DenseCopyOf(ub.Slice(0, l, 0, rank))
+		data := e.ownTileToSet(rows * rank)
+		f.basisTimes(c.RawMatrix(), data)
 		ann := derivedAnnotation(k, x)
 		ann.Tiling.Shape[1] = rank
 		for i := range ann.Tiling.Tiles {
@@ -191,56 +200,12 @@ func TruncatedSVD(ctx context.Context, e *Env, a *runtime.Future[*Array], rank i
 	})
 }
 
-// orthonormal returns this locality's rows of an orthonormal basis of the
-// columns of Y (its rows y, of which the first rows count, overwritten),
-// through TSQR.
-func (t *tsqrRun) orthonormal(y *mat.Dense, rows int) (*mat.Dense, error) {
-	raw := y.RawMatrix()
-	a := blas64.General{Rows: rows, Cols: raw.Cols, Stride: raw.Stride, Data: raw.Data}
-	_, q, err := t.factor(a, true)
-	if err != nil {
-		return nil, err
-	}
-	if rows == 0 {
-		return mat.NewDense(1, raw.Cols, nil), nil
-	}
-	return mat.NewDense(rows, raw.Cols, q.Data), nil
-}
-
-// projection returns Qᵀ·A summed over the localities (l x n, on every
-// locality): each multiplies its rows (Qᵀ, l x rows, times A), and the sums
-// travel up the tree and back down. QᵀA rather than AᵀQ: the BLAS then
-// copies the small Q transposed, not A.
-func (t *tsqrRun) projection(a, q *mat.Dense, rows int) (*mat.Dense, error) {
-	n, l := a.RawMatrix().Cols, q.RawMatrix().Cols
-	part := mat.NewDense(l, n, nil)
-	if rows > 0 {
-		part.Mul(q.T(), a)
-	}
-	sum, err := t.allSum(part.RawMatrix().Data)
-	if err != nil {
-		return nil, err
-	}
-	return mat.NewDense(l, n, sum), nil
-}
-
-// thinQ returns the n x l factor Q with orthonormal columns of the QR
-// factorisation of z (n x l, n >= l): the l reflectors applied to the
-// first l columns of the identity alone, not the n x n Q.
-func thinQ(z mat.Matrix) *mat.Dense {
-	q := mat.DenseCopyOf(z)
-	raw := q.RawMatrix()
-	tau := geqrf(raw)
-	work := []float64{0}
-	lapack64.Orgqr(raw, tau, work, -1)
-	work = make([]float64, max(int(work[0]), raw.Cols, 1))
-	lapack64.Orgqr(raw, tau, work, len(work))
-	return q
-}
-
 // allSum returns the element-wise sum of v over the localities, on every
-// locality: up the binary tree of treeLevels and back down.
-func (t *tsqrRun) allSum(v []float64) ([]float64, error) {
+// locality: up the binary tree of treeLevels and back down. atRoot, when
+// not nil, runs on the sum at the root (locality 0) before it goes down:
+// what it writes into the sum, decisions among them, every locality gets
+// alike.
+func (t *tsqrRun) allSum(v []float64, atRoot func(sum []float64)) ([]float64, error) {
 	up, down := t.nextTags(), t.nextTags()
 	sum := append([]float64(nil), v...)
 	var err error
@@ -273,6 +238,11 @@ func (t *tsqrRun) allSum(v []float64) ([]float64, error) {
 		if sum, err = t.ch.Get(t.ctx, parent, down+uint64(level)).Get(t.ctx); err != nil {
 			return nil, err
 		}
+		if len(sum) != len(v) {
+			return nil, fmt.Errorf("the sum from locality %d has %d elements, want %d", parent, len(sum), len(v))
+		}
+	} else if atRoot != nil {
+		atRoot(sum)
 	}
 	for i := len(kids) - 1; i >= 0; i-- {
 		if err := t.ch.Set(t.ctx, kids[i][0], down+uint64(kids[i][1]), sum).Err(t.ctx); err != nil {

@@ -88,6 +88,23 @@ func TSQR(ctx context.Context, e *Env, a *runtime.Future[*Array], explicit bool)
 // as wide when tall, and, with every locality (the reserved AllReduce),
 // that no element is NaN or Inf.
 func (e *Env) checkRowTiled(ctx context.Context, op string, r *runtime.Reservation, x *Array, tall bool) error {
+	if bad := e.rowTiledShape(op, x, tall); bad != nil {
+		r.Cancel(bad)
+		return bad
+	}
+	got, err := r.AllReduce(ctx, []float64{nonFinite(x.data)}, nanMax).Get(ctx)
+	if err != nil {
+		return e.wrap(op, err)
+	}
+	if math.IsNaN(got[0]) || math.IsInf(got[0], 0) {
+		return e.errorf(op, "array %s holds NaN or Inf: want finite elements", x.Name())
+	}
+	return nil
+}
+
+// rowTiledShape is checkRowTiled's check of x's shape and tiling alone,
+// which needs no other locality.
+func (e *Env) rowTiledShape(op string, x *Array, tall bool) error {
 	s := x.ann.Tiling.Shape
 	var bad error
 	switch {
@@ -103,18 +120,7 @@ func (e *Env) checkRowTiled(ctx context.Context, op string, r *runtime.Reservati
 			}
 		}
 	}
-	if bad != nil {
-		r.Cancel(bad)
-		return bad
-	}
-	got, err := r.AllReduce(ctx, []float64{nonFinite(x.data)}, nanMax).Get(ctx)
-	if err != nil {
-		return e.wrap(op, err)
-	}
-	if math.IsNaN(got[0]) || math.IsInf(got[0], 0) {
-		return e.errorf(op, "array %s holds NaN or Inf: want finite elements", x.Name())
-	}
-	return nil
+	return bad
 }
 
 // nonFinite returns NaN if an element of v is NaN or ±Inf, else 0: the
@@ -144,6 +150,9 @@ type tsqrRun struct {
 	ch   *runtime.Channel
 	ctx  context.Context
 	tags uint64
+	// qInto, when it has room, is where factor writes this locality's
+	// rows of an explicit Q, instead of a new tile.
+	qInto []float64
 }
 
 // nextTags returns the base of a fresh block of 256 tags.
@@ -263,7 +272,10 @@ func (t *tsqrRun) factor(a blas64.General, explicit bool) (*tsqrTree, blas64.Gen
 	}
 	// This locality's rows of Q: Q_leaf·[C; 0].
 	m := a.Rows
-	q := blas64.General{Rows: m, Cols: n, Stride: n, Data: t.e.ownTileToSet(m * n)}
+	q := blas64.General{Rows: m, Cols: n, Stride: n, Data: t.qInto}
+	if len(q.Data) < m*n {
+		q.Data = t.e.ownTileToSet(m * n)
+	}
 	tree.leaf.applyQ(c, q)
 	return tree, q, nil
 }
