@@ -105,6 +105,10 @@
 // the collector rather than reused (a shared-memory tile then stays
 // mapped until the process ends; Release it).
 //
+// Donate(a) releases a once the primitive it is given to has read it;
+// Cholesky and LU make their factor in its memory instead of fresh memory
+// when every locality donated it, as scipy's overwrite_a does.
+//
 // Env.Counters gives the locality's BytesFetched, BlocksFetched,
 // BytesServed and FetchesForwarded (of its tiles that had moved),
 // LiveArrays and LiveArrayBytes/PeakArrayBytes (arrays made and not yet
