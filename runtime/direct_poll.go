@@ -1,10 +1,6 @@
 package runtime
 
-import (
-	goruntime "runtime"
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
 // ringPoller is a parcelport whose incoming rings a waiting task may read
 // itself (parcel.SHM.Poll).
@@ -30,24 +26,5 @@ func (s *scheduler) awaitReady(ready *atomic.Bool) bool {
 		return s.spinReady(ready)
 	}
 	pp, _ := s.rt.port.(poller)
-	var start time.Time
-	for try := 0; ; try++ {
-		if ready.Load() || (rp.Poll() && ready.Load()) {
-			return true
-		}
-		if s.queued.Load() > 0 || (pp != nil && !pp.Polling()) {
-			return false
-		}
-		if try%16 == 0 {
-			now := time.Now()
-			if start.IsZero() {
-				start = now
-			} else if now.Sub(start) >= futureSpin {
-				return false
-			}
-		}
-		if try%pollGoschedEvery == pollGoschedEvery-1 {
-			goruntime.Gosched()
-		}
-	}
+	return s.spin(ready, pp, rp.Poll, pollGoschedEvery)
 }

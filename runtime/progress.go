@@ -94,12 +94,20 @@ func (s *scheduler) spinReady(ready *atomic.Bool) bool {
 	if !ok {
 		return false
 	}
+	return s.spin(ready, pp, nil, 1)
+}
+
+// spin is the loop of spinReady and awaitReady: it looks at ready, and
+// calls look first when there is one; it lets the other goroutines run
+// every goschedEvery looks, and gives up after futureSpin, when a task is
+// queued for a lane, or when pp (if any) says no reader polls.
+func (s *scheduler) spin(ready *atomic.Bool, pp poller, look func() bool, goschedEvery int) bool {
 	var start time.Time
 	for try := 0; ; try++ {
-		if ready.Load() {
+		if ready.Load() || (look != nil && look() && ready.Load()) {
 			return true
 		}
-		if s.queued.Load() > 0 || !pp.Polling() {
+		if s.queued.Load() > 0 || (pp != nil && !pp.Polling()) {
 			return false
 		}
 		if try%16 == 0 {
@@ -110,6 +118,8 @@ func (s *scheduler) spinReady(ready *atomic.Bool) bool {
 				return false
 			}
 		}
-		goruntime.Gosched()
+		if try%goschedEvery == goschedEvery-1 {
+			goruntime.Gosched()
+		}
 	}
 }
