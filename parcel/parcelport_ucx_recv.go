@@ -19,6 +19,11 @@ import (
 // and 15 µs with this spin.
 const ucxSpin = 50 * time.Microsecond
 
+// ucxYieldEvery is how many idle rounds the polling progress goroutine
+// makes between two sched_yields: each costs a trip through the kernel's
+// scheduler, and the goroutine lets the process's others run every round.
+const ucxYieldEvery = 32
+
 // ucxBusyWait bounds a wait on the event descriptor while operations are
 // in flight and the cores are shared (so the goroutine does not spin).
 const ucxBusyWait = 200 * time.Microsecond
@@ -49,7 +54,7 @@ type ucxAnswer struct {
 func (u *UCX) progressLoop() {
 	var st ucxStep
 	rc, rcErr := u.efd.SyscallConn()
-	idleSince := time.Now()
+	idleSince, idleFor := time.Time{}, time.Duration(0)
 	gaveUp, tries := false, 0
 	for !u.stop.Load() {
 		u.w.mu.Lock()
@@ -64,17 +69,25 @@ func (u *UCX) progressLoop() {
 		}
 		u.finish(&st)
 		if did || n > 0 {
-			idleSince, gaveUp = time.Now(), false
+			idleSince, gaveUp, tries = time.Time{}, false, 0
 			continue
 		}
-		if !gaveUp && (busy || time.Since(idleSince) < max(u.cfg.PollFor, u.spin)) {
+		if idleSince.IsZero() || tries%16 == 0 {
+			// The clock is read every 16 idle rounds, not each one.
+			now := time.Now()
+			if idleSince.IsZero() {
+				idleSince = now
+			}
+			idleFor = now.Sub(idleSince)
+		}
+		if !gaveUp && (busy || idleFor < max(u.cfg.PollFor, u.spin)) {
 			// Poll, as the TCP port's readers do (tcp_poll_unix.go):
 			// let the process's goroutines run between tries, and the
 			// machine's processes every few; stop once a sched_yield
 			// shows that another thread wanted the core.
 			u.polling.Store(true)
 			goruntime.Gosched()
-			if tries++; tries%yieldEvery == 0 {
+			if tries++; tries%ucxYieldEvery == 0 {
 				t0 := time.Now()
 				osYield()
 				gaveUp = time.Since(t0) >= yieldTaken
@@ -120,7 +133,7 @@ func (u *UCX) progressLoop() {
 		if busy {
 			u.efd.SetReadDeadline(time.Time{})
 		}
-		idleSince, gaveUp = time.Now(), false
+		idleSince, gaveUp, tries = time.Time{}, false, 0
 	}
 	u.polling.Store(false)
 }
