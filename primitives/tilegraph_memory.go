@@ -79,13 +79,11 @@ func (s *graphStep) keep(t *runtime.Tile) {
 	t.Release()
 }
 
-// scratch returns an uncleared tile of rows x cols for a kernel of step s
+// scratch returns an uncleared tile of rows x cols for a task of step s
 // to fill, kept until the step is done.
 func (g *tileGraph) scratch(s *graphStep, rows, cols int) blas64.General {
-	if s == nil {
-		return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: make([]float64, rows*cols)}
-	}
 	t := runtime.NewTile(g.e.rt, rows*cols, runtime.TileOptions{Uncleared: true})
+	data := t.Float64s()
 	s.keep(t)
-	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: t.Float64s()}
+	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data}
 }

@@ -52,8 +52,8 @@ func (r *Pool) Take(n int) []float64 {
 	defer r.mu.Unlock()
 	if len(r.bufs[nbytes]) == 0 {
 		best := 0
-		for m, list := range r.bufs {
-			if m > nbytes && m <= nbytes+nbytes/4 && len(list) > 0 && (best == 0 || m < best) {
+		for m := range r.bufs {
+			if m > nbytes && m <= nbytes+nbytes/4 && (best == 0 || m < best) {
 				best = m
 			}
 		}
@@ -65,7 +65,12 @@ func (r *Pool) Take(n int) []float64 {
 	list := r.bufs[nbytes]
 	b := list[len(list)-1]
 	list[len(list)-1] = nil
-	r.bufs[nbytes] = list[:len(list)-1]
+	if len(list) == 1 {
+		// No empty lists: a miss scans every length held.
+		delete(r.bufs, nbytes)
+	} else {
+		r.bufs[nbytes] = list[:len(list)-1]
+	}
 	r.held -= nbytes
 	return b[:n:n]
 }
