@@ -15,9 +15,9 @@ import (
 // The parcelports a job can choose as Config.Transport (`tessera run
 // --parcelport`, TESSERA_PARCELPORT) when Config.Parcelport is nil.
 const (
-	ParcelportTCP  = "tcp"  // Go's net (parcel.TCP); the default
+	ParcelportTCP  = "tcp"  // Go's net (parcel.TCP) to every locality, this machine's too
 	ParcelportNBIO = "nbio" // github.com/lesismal/nbio (parcel.NBIO)
-	ParcelportSHM  = "shm"  // shared memory with localities on this machine, tcp to others (parcel.SHM)
+	ParcelportSHM  = "shm"  // shared memory with localities on this machine, tcp to others (parcel.SHM); the default
 	// ParcelportUCX is UCX active messages (parcel.UCX), in a build with
 	// -tags ucx; elsewhere starting it fails, saying how to build it.
 	ParcelportUCX = "ucx"
@@ -32,13 +32,15 @@ func checkTransport(name string) error {
 	return fmt.Errorf("%q is not a parcelport (%s, %s, %s or %s)", name, ParcelportTCP, ParcelportNBIO, ParcelportSHM, ParcelportUCX)
 }
 
-// openTCPPort opens the tcp parcelport tc configures, or, when transport
-// is ParcelportSHM, the shared-memory port over it.
+// openTCPPort opens the tcp parcelport tc configures when transport is
+// ParcelportTCP, and otherwise ("" or ParcelportSHM) the shared-memory
+// port over it, which upgrades the connections to localities on this
+// machine and leaves the others on tcp.
 func openTCPPort(transport string, tc parcel.TCPConfig) (parcel.Parcelport, error) {
-	if transport == ParcelportSHM {
-		return parcel.NewSHM(parcel.SHMConfig{TCPConfig: tc})
+	if transport == ParcelportTCP {
+		return parcel.NewTCP(tc)
 	}
-	return parcel.NewTCP(tc)
+	return parcel.NewSHM(parcel.SHMConfig{TCPConfig: tc})
 }
 
 // fromEnvironment is Main's edge, the one place the runtime takes its

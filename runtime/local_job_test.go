@@ -123,7 +123,7 @@ func TestEnvironmentDoesNotReachStart(t *testing.T) {
 	for i, f := range hostile {
 		want := fmt.Sprintf("%T", &parcel.Inproc{}) // StartLocal's
 		if i >= 2 {
-			want = fmt.Sprintf("%T", &parcel.TCP{}) // Config.Transport ""
+			want = fmt.Sprintf("%T", &parcel.SHM{}) // Config.Transport ""
 		}
 		if f.Port != want {
 			t.Errorf("locality %d of job %d runs on %s, want %s", f.Here, i/2, f.Port, want)

@@ -38,34 +38,44 @@ func TestProcessNBIO(t *testing.T) {
 	t.Run("WrongSecret", TestProcessWrongSecretIsRejectedAndJobGoesOn)
 }
 
-// The process tests again on the shared-memory parcelport
-// (TESSERA_PARCELPORT=shm): every pair of localities, all on this
-// machine, talks through rings in shared memory.
-func TestProcessSHM(t *testing.T) {
-	t.Setenv("TESSERA_PARCELPORT", ParcelportSHM)
-	t.Run("Collectives", func(t *testing.T) {
-		const n = 4
-		job := startProcesses(t, colljob, n)
-		for i, p := range job.Procs {
-			select {
-			case <-p.Done:
-			case <-time.After(60 * time.Second):
-				t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.Stdout, p.Stderr)
-			}
-			want := fmt.Sprintf("locality %d ok", i)
-			if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
-				t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.Stdout, p.Stderr)
-			}
-			if shared := fmt.Sprintf("locality %d: %d peers in shared memory", i, n-1); !strings.Contains(p.Stdout.String(), shared) {
-				t.Errorf("locality %d: not every peer in shared memory (no %q):\n%s\nstderr:\n%s", i, shared, p.Stdout, p.Stderr)
-			}
-		}
-	})
+// The job picks shared memory by itself (no TESSERA_PARCELPORT): every
+// pair of localities, all on this machine, talks through rings in shared
+// memory, and the process tests above run so.
+func TestProcessDefaultIsSharedMemory(t *testing.T) {
+	t.Setenv("TESSERA_PARCELPORT", "")
+	checkCollJob(t, 4, 3)
+}
+
+// The process tests again on the tcp parcelport (TESSERA_PARCELPORT=tcp,
+// as `tessera run --parcelport tcp` sets it): no peer in shared memory.
+func TestProcessTCP(t *testing.T) {
+	t.Setenv("TESSERA_PARCELPORT", ParcelportTCP)
+	t.Run("Collectives", func(t *testing.T) { checkCollJob(t, 4, 0) })
 	t.Run("KilledLocality", TestProcessKilledLocalityFailsTheJob)
 	t.Run("CollectiveKilledLocality", TestProcessCollectiveKilledLocality)
 	t.Run("SilentLocality", TestProcessSilentLocalityFailsTheJob)
 	t.Run("OversizedFrame", TestProcessOversizedFrameRefusedWithoutAllocation)
 	t.Run("WrongSecret", TestProcessWrongSecretIsRejectedAndJobGoesOn)
+}
+
+// checkCollJob runs colljob's checks on n localities and wants each to
+// pass with shared of its peers in shared memory.
+func checkCollJob(t *testing.T, n, shared int) {
+	job := startProcesses(t, colljob, n)
+	for i, p := range job.Procs {
+		select {
+		case <-p.Done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.Stdout, p.Stderr)
+		}
+		want := fmt.Sprintf("locality %d ok", i)
+		if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
+			t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.Stdout, p.Stderr)
+		}
+		if line := fmt.Sprintf("locality %d: %d peers in shared memory", i, shared); !strings.Contains(p.Stdout.String(), line) {
+			t.Errorf("locality %d: want %q in its output:\n%s\nstderr:\n%s", i, line, p.Stdout, p.Stderr)
+		}
+	}
 }
 
 func TestProcessUnknownParcelport(t *testing.T) {

@@ -41,8 +41,9 @@ type Config struct {
 	// parcelport Transport names.
 	Parcelport func(h parcel.Handler) (parcel.Parcelport, error)
 	// Transport is the socket parcelport opened when Parcelport is nil:
-	// ParcelportTCP ("" too), ParcelportNBIO, ParcelportSHM or ParcelportUCX (`tessera
-	// run --parcelport`).
+	// ParcelportSHM ("" too: shared memory to localities on this machine,
+	// tcp to the others), ParcelportTCP, ParcelportNBIO or ParcelportUCX
+	// (`tessera run --parcelport`).
 	Transport string
 
 	// Progress is how the locality waits for messages: blocking or

@@ -121,8 +121,12 @@ func spine(bin string, reps int) plan {
 	pp := func(test string, extra ...string) []string {
 		return append(append(append([]string{"-mode", "tessera", "-test", test}, rttFlags...), bwFlags...), extra...)
 	}
+	// The spine measures the tcp parcelport against raw TCP and Open MPI
+	// over TCP, so its jobs force tcp, which the default shm port would
+	// replace between localities of this machine.
+	tcp := func(runFlags ...string) []string { return append([]string{"--parcelport", "tcp"}, runFlags...) }
 	tessera := func(name string, runFlags []string, args []string) job {
-		return run(name, 2, runFlags, "pingpong", args...)
+		return run(name, 2, tcp(runFlags...), "pingpong", args...)
 	}
 	raw := func(name string, args ...string) job {
 		return job{name: name, argv: append([]string{"@pingpong", "-mode", "raw"}, args...), timeout: 2 * time.Minute}
@@ -167,7 +171,7 @@ func spine(bin string, reps int) plan {
 			jobs = append(jobs, mpi("mpi-stream", "stream", 2, bwFlags[1], bwFlags[3], "1048576", "4"))
 		}
 		jobs = append(jobs,
-			tessera("nbio", []string{"--parcelport", "nbio"}, append([]string{"-mode", "tessera", "-test", "bw"}, bwFlags...)),
+			run("nbio", 2, []string{"--parcelport", "nbio"}, "pingpong", append([]string{"-mode", "tessera", "-test", "bw"}, bwFlags...)...),
 			tessera("reno", []string{"--tcp-congestion", "reno"}, append([]string{"-mode", "tessera", "-test", "bw"}, bwFlags...)))
 		return alternate(rep, jobs)
 	}
@@ -179,9 +183,9 @@ func spine(bin string, reps int) plan {
 		}
 		jobs = append(jobs,
 			run("rawcoll", 4, nil, "rawcoll", append([]string{"-port", "{freeport}"}, collFlags...)...),
-			run("coll", 4, nil, "collbench", collFlags...),
-			run("coll-bound", 4, []string{"--bind", "core"}, "collbench", append([]string{"-test", "allreduce1"}, collFlags...)...),
-			run("coll-poll", 4, []string{"--progress", "poll"}, "collbench", collFlags...))
+			run("coll", 4, tcp(), "collbench", collFlags...),
+			run("coll-bound", 4, tcp("--bind", "core"), "collbench", append([]string{"-test", "allreduce1"}, collFlags...)...),
+			run("coll-poll", 4, tcp("--progress", "poll"), "collbench", collFlags...))
 		return alternate(rep, jobs)
 	}
 	once := func(int) []job {

@@ -24,13 +24,13 @@ func runFlags(fs *flag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.Profile, "profile", "",
 		"`screen|csv`: locality 0 prints the run's profile at exit, or writes it to DIR/profile.csv (sets TESSERA_PROFILE)")
 	fs.StringVar(&o.Parcelport, "parcelport", "",
-		"`tcp|nbio|shm`: how the localities talk: Go's net (tcp, the default), github.com/lesismal/nbio, or shared memory with localities on the same node and tcp to others (shm) (sets TESSERA_PARCELPORT)")
+		"`shm|tcp|nbio|ucx`: how the localities talk: shared memory with localities on the same node and Go's net to others (shm, the default), Go's net to all (tcp), github.com/lesismal/nbio, or UCX active messages in a build with -tags ucx (sets TESSERA_PARCELPORT)")
 	fs.StringVar(&o.Progress, "progress", "",
-		"`block|poll`: how the localities wait for messages: block in the system's poller (the default), or busy-poll as MPI does, which saves the wake-up per message but keeps a core busy while waiting (sets TESSERA_PROGRESS; tcp parcelport only)")
+		"`block|poll`: how the localities wait for messages: block in the system's poller (the default), or busy-poll as MPI does, which saves the wake-up per message but keeps a core busy while waiting (sets TESSERA_PROGRESS; not with nbio)")
 	fs.StringVar(&o.Bind, "bind", "",
 		"`none|core`: none (the default): the system places the localities; core: each is bound to its own block of this machine's cores, or, with more localities than cores, consecutive localities share one")
 	fs.StringVar(&o.TCPCongestion, "tcp-congestion", "",
-		"the TCP congestion control `NAME` of the localities' connections, such as reno (always allowed) or cubic; the default is the system's. On a host whose default is bbr, reno streams large payloads faster (sets TESSERA_TCP_CONGESTION; tcp parcelport only)")
+		"the TCP congestion control `NAME` of the localities' connections, such as reno (always allowed) or cubic; the default is the system's. On a host whose default is bbr, reno streams large payloads faster (sets TESSERA_TCP_CONGESTION; the tcp connections of the shm and tcp parcelports)")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "",
 		"each locality serves its Prometheus metrics over HTTP: locality i at `HOST:PORT`+i/metrics (port 0: ports of the kernel's choosing); the list is printed at start (sets TESSERA_METRICS_ADDR)")
 	fs.BoolVar(&o.Verbose, "verbose", false,
