@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/tessera-amt/tessera/internal/shm"
 	"github.com/tessera-amt/tessera/parcel"
 	"github.com/tessera-amt/tessera/primitives"
 )
@@ -59,6 +60,11 @@ func writeInfo(w io.Writer) {
 	}
 	line("openblas", openblas)
 	line("blas", primitives.BLAS())
+	port := "shm (default): shared memory to localities on this machine, tcp to others"
+	if !shm.Supported {
+		port = "shm (default): tcp to every locality, this system has no shared segments"
+	}
+	line("parcelport", port)
 	ucx := "off (rebuild with -tags ucx; needs libucx-dev)"
 	if parcel.UCXBuiltIn {
 		ucx = "on, UCX " + parcel.UCXVersion()

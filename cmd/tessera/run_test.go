@@ -380,6 +380,7 @@ func TestDispatch(t *testing.T) {
 		{[]string{"run", "-n", "2", "--", "tessera-no-such-program"}, 2, "", `"tessera-no-such-program"`},
 		{[]string{"info", "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"info"}, 0, "tessera     " + version, ""},
+		{[]string{"info"}, 0, "parcelport  shm (default)", ""},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
