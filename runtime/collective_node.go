@@ -26,28 +26,39 @@ import (
 // Config.PointToPointCollectives is set, the operations run point to
 // point as between machines.
 //
-// AllReduce reduces the slots in site order on every site, so every site
+// AllReduce and Barrier combine on one site (collective_node_ops.go): the
+// last site to arrive checks every site's call, reduces the slots in site
+// order and publishes the result, which the others copy, so every site
 // gets the same bits (not necessarily those of the point-to-point
-// algorithm, which combines in another order). A Broadcast's non-roots do
-// not know the size, so the root publishes every Broadcast, the data
-// itself when it fits, else only a flag that sends them to the
-// point-to-point tree.
+// algorithm, which combines in another order) and waits for one word. A
+// Broadcast's non-roots do not know the size, so the root publishes every
+// Broadcast, the data itself when it fits, else only a flag that sends
+// them to the point-to-point tree.
 //
 // A site's slots are reused every nodecoll.Entries generations: a site
 // that issues reservations more than that many generations out of order
 // may wait for ever for a slot the others are to consume later.
 //
-// Waiting: a poll-mode locality spins up to nodePollSpin; a blocking one
-// tries nodeBlockTries times, then gives its lane back and sleeps on the
-// slot's futex words, nodeSleep at most, checking between sleeps whether the
-// generation or the locality failed (a dead peer fails the locality).
+// Waiting (nodeWait): on the calling goroutine, which runs the operation
+// itself when it waits for its future at once (Future.Get). A poll-mode
+// locality looks for nodePollSpin; a blocking one, on a crowded machine
+// (more localities than cores), for nodeYieldSpin, else nodeBlockTries
+// times; on a crowded machine it offers the core to the other processes
+// (sched_yield) between looks. Then it gives its lane back and sleeps on
+// the slot's futex word, nodeSleep at most, checking between sleeps
+// whether the generation or the locality failed (a dead peer fails the
+// locality); a publication wakes only when someone sleeps.
 //
 // With more localities than cores, where they run decides more than how
-// they wait: an AllReduce of 1 double on 4 localities on 2 cores, polling,
-// took 6-9 us bound (tessera run --bind core: two per core, for good) and
-// 7-70 us, median 20-35, left to the system, which moves them about
+// they wait: an AllReduce of 1 double on 4 localities on 2 cores took
+// 6-9 us polling bound (tessera run --bind core: two per core, for good)
+// and 7-70 us, median 20-35, left to the system, which moves them about,
+// when every site read every slot and a blocking wait slept at once
 // (every process SCHED_FIFO so that the machine's other load did not
-// decide it; Open MPI's vader 5-9 us in the same rounds).
+// decide it; Open MPI's vader 5-9 us in the same rounds). Combining on
+// the last site and yielding before the sleep took the blocking runs from
+// 14-33 us to 6 us, bound or not, in the same conditions (vader 4.5-4.7
+// bound, 6.5-9.7 not).
 
 const (
 	// nodeMaxBytes is the largest AllReduce, Barrier or Broadcast payload
@@ -55,12 +66,18 @@ const (
 	nodeMaxBytes = 4 << 10
 	// nodePollSpin bounds the spinning of a poll-mode wait before it sleeps.
 	nodePollSpin = 1 * time.Millisecond
-	// nodeBlockTries is how often a blocking wait looks before it sleeps.
+	// nodeBlockTries is how often a blocking wait looks before it sleeps
+	// on a machine with at least a core per locality.
 	nodeBlockTries = 4
+	// nodeYieldSpin bounds the yielding of a blocking wait before it
+	// sleeps on a machine with more localities than cores.
+	nodeYieldSpin = 50 * time.Microsecond
 	// nodeSleep bounds one sleep, between checks for a failure.
 	nodeSleep = 20 * time.Millisecond
 	// nodeViaParcels is a Broadcast slot's flag: the data goes by parcels.
 	nodeViaParcels = 1
+	// nodeMismatch is a result slot's flag: the calls disagree.
+	nodeMismatch = 1
 )
 
 // nodeState is a communicator's board on this locality.
@@ -357,49 +374,17 @@ func (r *opRun) genFailed(gen uint64) bool {
 	return r.c.box.slots.Failed(gen) != nil
 }
 
-// nodeWait waits until ready: it spins, then gives its lane back and
-// sleeps, one sleep at most d at a time, until sleep(d) says it is ready.
+// nodeWait waits until ready: it looks again at once a few times, then
+// offers the core to others between looks (see nodeYield), then gives its
+// lane back and sleeps on a futex, one sleep at most d at a time, until
+// sleep(d) says it is ready, checking between sleeps whether the locality
+// or the generation failed.
 func (r *opRun) nodeWait(ready func() bool, sleep func(d time.Duration) bool) error {
 	if ready() {
 		return nil
 	}
-	if r.c.rt.cfg.Progress == ProgressPoll {
-		// The process's goroutines and the machine's threads get the
-		// core between looks (sched_yield every fourth), until
-		// nodePollSpin. A yield that gave the core away for long does
-		// not end the spin, as it does a ring reader's: with more
-		// localities than cores the threads that wanted the core are
-		// most likely the sites this one waits for, the yield handed it
-		// to them already, and a sleep instead costs a futex wake-up
-		// for the op (Open MPI, oversubscribed, likewise keeps yielding
-		// in its progress loop). AllReduce of 1 double on 4 localities
-		// on 2 cores, all SCHED_FIFO so that the machine's other load
-		// does not decide it, medians of three rounds of 4-5
-		// alternating runs: 16.3, 27.6 and 35.3 us ending the spin so,
-		// 8.7, 18.4 and 28.6 us without.
-		start := time.Now()
-		for try := 1; ; try++ {
-			goruntime.Gosched()
-			if ready() {
-				return nil
-			}
-			if try%4 == 0 {
-				nodecoll.Yield()
-				if time.Since(start) >= nodePollSpin {
-					break
-				}
-				if ready() {
-					return nil
-				}
-			}
-		}
-	} else {
-		for range nodeBlockTries {
-			goruntime.Gosched()
-			if ready() {
-				return nil
-			}
-		}
+	if r.nodeYield(ready) {
+		return nil
 	}
 	if t := taskOf(r.ctx); t != nil && t.waiting.CompareAndSwap(false, true) {
 		t.yield(false)
@@ -418,6 +403,61 @@ func (r *opRun) nodeWait(ready func() bool, sleep func(d time.Duration) bool) er
 		}
 	}
 	return nil
+}
+
+// nodeYield is the wait before the sleep: it reports whether ready turned
+// true. A poll-mode locality keeps looking for nodePollSpin; a blocking
+// one, on a machine with more localities than cores (crowded), for
+// nodeYieldSpin, else nodeBlockTries looks.
+//
+// Between looks the process's goroutines get the core (Gosched) and, on a
+// crowded machine or every fourth look, the machine's threads
+// (sched_yield): with more localities than cores the threads that want
+// the core are most likely the sites this one waits for, and the yield
+// hands it to them at the cost of a switch, where a sleep costs the
+// waker a futex wake-up and the sleeper a switch back when it comes. A
+// yield that gave the core away for long does not end the wait, as it
+// does a ring reader's (Open MPI, oversubscribed, likewise keeps
+// yielding in its progress loop).
+func (r *opRun) nodeYield(ready func() bool) bool {
+	crowded := r.c.rt.nodeCrowded(len(r.c.sites))
+	var budget time.Duration
+	switch {
+	case r.c.rt.cfg.Progress == ProgressPoll:
+		budget = nodePollSpin
+	case crowded:
+		budget = nodeYieldSpin
+	default:
+		for range nodeBlockTries {
+			goruntime.Gosched()
+			if ready() {
+				return true
+			}
+		}
+		return false
+	}
+	start := time.Now()
+	for try := 1; ; try++ {
+		goruntime.Gosched()
+		if ready() {
+			return true
+		}
+		if crowded || try%4 == 0 {
+			nodecoll.Yield()
+			if ready() {
+				return true
+			}
+		}
+		if try%8 == 0 && time.Since(start) >= budget {
+			return false
+		}
+	}
+}
+
+// nodeCrowded tells whether the localities on this machine, sites of
+// them in the communicator at least, outnumber its cores.
+func (rt *Runtime) nodeCrowded(sites int) bool {
+	return max(sites, rt.cfg.NodeLocalities) > rt.cfg.NodeCPUs
 }
 
 // nodeCheck compares site s's call, as its slot says, with this one's.
@@ -440,9 +480,15 @@ func (r *opRun) header() nodecoll.Header {
 	return nodecoll.Header{Op: uint32(r.op), Root: uint32(r.c.root), Count: r.count}
 }
 
-// publish claims this site's slot of the generation and fills it.
+// publish claims this site's slot of the generation and fills it for
+// every other site to read.
 func (r *opRun) publish(b *nodeRegion, h nodecoll.Header, data []float64) error {
-	mine := b.Slot(r.c.here, r.gen)
+	return r.publishFor(b, b.Slot(r.c.here, r.gen), h, data, b.Sites()-1)
+}
+
+// publishFor claims the slot mine for the run's generation and fills it
+// for readers readers.
+func (r *opRun) publishFor(b *nodeRegion, mine nodecoll.Slot, h nodecoll.Header, data []float64, readers int) error {
 	if !mine.Claim() {
 		sleep := func(d time.Duration) bool {
 			if mine.SleepClaim(d) {
@@ -457,20 +503,25 @@ func (r *opRun) publish(b *nodeRegion, h nodecoll.Header, data []float64) error 
 			return err
 		}
 	}
-	b.Publish(mine, r.gen, h, data, b.Sites()-1)
+	b.Publish(mine, r.gen, h, data, readers)
 	return nil
 }
 
 // arrived waits for site s's slot of the generation and checks its call.
 func (r *opRun) arrived(b *nodeRegion, s int) (nodecoll.Slot, error) {
 	sl := b.Slot(s, r.gen)
+	return sl, r.awaitSlot(sl, func(h nodecoll.Header) error { return r.nodeCheck(s, h) })
+}
+
+// awaitSlot waits until sl holds the run's generation and checks its header.
+func (r *opRun) awaitSlot(sl nodecoll.Slot, check func(nodecoll.Header) error) error {
 	if !sl.Holds(r.gen) {
 		gen := r.gen
 		ready := func() bool { return sl.Holds(gen) }
 		sleep := func(d time.Duration) bool { return sl.SleepArrival(gen, d) }
 		if err := r.nodeWait(ready, sleep); err != nil {
-			return sl, err
+			return err
 		}
 	}
-	return sl, r.nodeCheck(s, sl.Header())
+	return check(sl.Header())
 }

@@ -3,14 +3,15 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/tessera-amt/tessera/runtime/internal/nodecoll"
+
 	"github.com/tessera-amt/tessera/runtime/internal/collective"
 )
 
 // The operations on a communicator's board (collective_node.go). Each
 // reports with ok false that the run is to go point to point.
 
-// nodeAllReduce publishes data, then reduces the sites' slots in site
-// order.
+// nodeAllReduce reduces the sites' data through the board (nodeCombine).
 func (r *opRun) nodeAllReduce(data []float64, op func(a, b float64) float64) (v []float64, ok bool, err error) {
 	if 8*len(data) > nodeMaxBytes {
 		return nil, false, nil
@@ -19,63 +20,127 @@ func (r *opRun) nodeAllReduce(data []float64, op func(a, b float64) float64) (v 
 	if b == nil {
 		return nil, err != nil, err
 	}
-	if err := r.publish(b, r.header(), data); err != nil {
-		return nil, true, err
+	v, err = r.nodeCombine(b, data, op)
+	if err == nil && v == nil {
+		v = r.Uncleared(0) // no data: what the parcels' AllReduce gives
 	}
-	acc := r.Uncleared(len(data))
-	// The slots read are consumed once the reduction is done with them
-	// (on a failure too), in a loop of its own rather than by a defer per
-	// slot, which would cost an allocation each.
-	read := 0
-	consume := func() {
-		for s := range read {
-			if s != r.c.here {
-				b.Consume(b.Slot(s, r.gen))
-			}
+	return v, true, err
+}
+
+// nodeBarrier is nodeCombine without data.
+func (r *opRun) nodeBarrier() (ok bool, err error) {
+	b, err := r.nodeBoard()
+	if b == nil {
+		return err != nil, err
+	}
+	_, err = r.nodeCombine(b, nil, nil)
+	return true, err
+}
+
+// nodeCombine publishes data in this site's slot for the one site that
+// reads them all: the last to arrive (nodecoll.Board.Arrive), which checks
+// every site's call, reduces the slots in site order and publishes the
+// result in the generation's result slot, which the others wait for. So a
+// waiter waits on one word, and one wake-up, if any, ends its wait.
+func (r *opRun) nodeCombine(b *nodeRegion, data []float64, op func(a, b float64) float64) ([]float64, error) {
+	if err := r.publishFor(b, b.Slot(r.c.here, r.gen), r.header(), data, 0); err != nil {
+		return nil, err
+	}
+	last, ok := b.Arrive(r.gen)
+	if !ok {
+		if err := r.nodeFailed(); err != nil {
+			return nil, err
 		}
+		return nil, fmt.Errorf("the board of communicator %q moved past generation %d before site %d arrived", r.c.name, r.gen, r.c.here)
+	}
+	res := b.Result(r.gen)
+	if last {
+		return r.nodeReduce(b, res, data, op)
+	}
+	var mismatch bool
+	if err := r.awaitSlot(res, func(h nodecoll.Header) error {
+		mismatch = h.Flag == nodeMismatch
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if mismatch {
+		err := r.nodeFindMismatch(b)
+		b.Consume(res)
+		return nil, err
+	}
+	var out []float64
+	if len(data) > 0 {
+		out = r.Uncleared(len(data))
+		copy(out, res.Data(len(data)))
+	}
+	b.Consume(res)
+	return out, nil
+}
+
+// nodeReduce is nodeCombine on the last site to arrive: every slot holds
+// the generation. It publishes the result, or that the calls disagree.
+func (r *opRun) nodeReduce(b *nodeRegion, res nodecoll.Slot, data []float64, op func(a, b float64) float64) ([]float64, error) {
+	h := r.header()
+	for s := range b.Sites() {
+		if s == r.c.here {
+			continue
+		}
+		sl := b.Slot(s, r.gen)
+		if !sl.Holds(r.gen) {
+			return nil, fmt.Errorf("site %d's slot of communicator %q holds generation %d, not %d, after every site arrived", s, r.c.name, sl.Gen(), r.gen)
+		}
+		if err := r.nodeCheck(s, sl.Header()); err != nil {
+			h.Flag = nodeMismatch
+			if perr := r.publishFor(b, res, h, nil, b.Sites()-1); perr != nil {
+				return nil, perr
+			}
+			return nil, err
+		}
+	}
+	var acc []float64
+	if len(data) > 0 {
+		acc = r.Uncleared(len(data))
 	}
 	for s := range b.Sites() {
+		if len(data) == 0 {
+			break
+		}
 		src := data
 		if s != r.c.here {
-			sl, err := r.arrived(b, s)
-			if err != nil {
-				consume()
-				r.Recycle(acc)
-				return nil, true, err
-			}
-			src = sl.Data(len(data))
+			src = b.Slot(s, r.gen).Data(len(data))
 		}
-		read = s + 1
 		if s == 0 {
 			copy(acc, src)
 		} else {
 			combineInto(acc, acc, src, op)
 		}
 	}
-	consume()
-	return acc, true, nil
+	if err := r.publishFor(b, res, h, acc, b.Sites()-1); err != nil {
+		if acc != nil {
+			r.Recycle(acc)
+		}
+		return nil, err
+	}
+	return acc, nil
 }
 
-// nodeBarrier publishes an empty slot and waits for every other site's.
-func (r *opRun) nodeBarrier() (ok bool, err error) {
-	b, err := r.nodeBoard()
-	if b == nil {
-		return err != nil, err
-	}
-	if err := r.publish(b, r.header(), nil); err != nil {
-		return true, err
-	}
+// nodeFindMismatch returns the MismatchError of this site's call with
+// another's, once the last site to arrive found that the calls disagree:
+// every site's slot still holds the generation, since none of them can
+// complete the next Entries-1 generations without this one.
+func (r *opRun) nodeFindMismatch(b *nodeRegion) error {
 	for s := range b.Sites() {
 		if s == r.c.here {
 			continue
 		}
-		sl, err := r.arrived(b, s)
-		if err != nil {
-			return true, err
+		if sl := b.Slot(s, r.gen); sl.Holds(r.gen) {
+			if err := r.nodeCheck(s, sl.Header()); err != nil {
+				return err
+			}
 		}
-		b.Consume(sl)
 	}
-	return true, nil
+	return fmt.Errorf("the calls of generation %d of communicator %q disagree, said site %d, whose call matches every other site's", r.gen, r.c.name, r.c.here)
 }
 
 // nodeBroadcast publishes the root's data, or that it goes by parcels

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -121,30 +122,39 @@ func TestNodeAllReduceManyGenerations(t *testing.T) {
 	if testing.Short() || raceDetector {
 		gens = 1500
 	}
-	for _, p := range []Progress{ProgressBlock, ProgressPoll} {
-		t.Run(p.String(), func(t *testing.T) {
-			start := time.Now()
-			runCommConfig(t, 4, 0, Config{Lanes: 2, Progress: p}, func(ctx context.Context, rt *Runtime, c *Communicator) error {
-				for g := range gens {
-					if (g+c.Site())%97 == 0 {
-						time.Sleep(time.Duration(g%300) * time.Microsecond)
-					}
-					v, err := c.AllReduce(ctx, []float64{float64(g * (c.Site() + 1)), 0.1}, ReduceSum).Get(ctx)
-					if err != nil {
-						return fmt.Errorf("generation %d: %w", g+1, err)
-					}
-					if v[0] != float64(10*g) || v[1] != ((0.1+0.1)+0.1)+0.1 {
-						return fmt.Errorf("generation %d on site %d: %v, want [%d %v]", g+1, c.Site(), v, 10*g, ((0.1+0.1)+0.1)+0.1)
-					}
-				}
-				if !onBoard(c) {
-					return fmt.Errorf("site %d: not on the board", c.Site())
-				}
-				return nil
+	// 4 localities on as many cores as the machine has, and on 64: the
+	// waits on a crowded machine yield the core, the others sleep soon.
+	for _, cpus := range []int{goruntime.NumCPU(), 64} {
+		for _, p := range []Progress{ProgressBlock, ProgressPoll} {
+			t.Run(fmt.Sprintf("%s/%dcpus", p, cpus), func(t *testing.T) {
+				manyGenerations(t, gens, Config{Lanes: 2, Progress: p, NodeCPUs: cpus})
 			})
-			t.Logf("%d generations in %v", gens, time.Since(start))
-		})
+		}
 	}
+}
+
+// manyGenerations runs gens AllReduces with random pauses on 4 localities.
+func manyGenerations(t *testing.T, gens int, cfg Config) {
+	start := time.Now()
+	runCommConfig(t, 4, 0, cfg, func(ctx context.Context, rt *Runtime, c *Communicator) error {
+		for g := range gens {
+			if (g+c.Site())%97 == 0 {
+				time.Sleep(time.Duration(g%300) * time.Microsecond)
+			}
+			v, err := c.AllReduce(ctx, []float64{float64(g * (c.Site() + 1)), 0.1}, ReduceSum).Get(ctx)
+			if err != nil {
+				return fmt.Errorf("generation %d: %w", g+1, err)
+			}
+			if v[0] != float64(10*g) || v[1] != ((0.1+0.1)+0.1)+0.1 {
+				return fmt.Errorf("generation %d on site %d: %v, want [%d %v]", g+1, c.Site(), v, 10*g, ((0.1+0.1)+0.1)+0.1)
+			}
+		}
+		if !onBoard(c) {
+			return fmt.Errorf("site %d: not on the board", c.Site())
+		}
+		return nil
+	})
+	t.Logf("%d generations in %v", gens, time.Since(start))
 }
 
 // Calls that disagree on the board fail on every site with a
@@ -171,6 +181,20 @@ func TestNodeMismatch(t *testing.T) {
 			if err != nil || v[0] != float64(3*g+3) {
 				return fmt.Errorf("site %d, %d generations after the mismatch: %v, %v; want [%d]", c.Site(), g+1, v, err, 3*g+3)
 			}
+		}
+		// Another operation on one site: a Barrier where the others
+		// AllReduce.
+		gen := uint64(3 + 3*nodecoll.Entries)
+		if c.Site() == 0 {
+			err = c.Barrier(ctx).Err(ctx)
+		} else {
+			_, err = c.AllReduce(ctx, []float64{1}, ReduceSum).Get(ctx)
+		}
+		if !errors.As(err, &me) || me.Generation != gen || !strings.Contains(err.Error(), "Barrier") {
+			return fmt.Errorf("site %d: a Barrier against AllReduces: %v, want a MismatchError in generation %d naming the Barrier", c.Site(), err, gen)
+		}
+		if err := c.Barrier(ctx).Err(ctx); err != nil {
+			return fmt.Errorf("site %d: the Barrier after the mismatch: %w", c.Site(), err)
 		}
 		return nil
 	})

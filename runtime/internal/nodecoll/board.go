@@ -14,6 +14,13 @@
 // accepts a slot only when its sequence number is the generation it
 // wants, so a slot reused for a later generation is never taken for an
 // earlier one.
+//
+// Combining operations (AllReduce, Barrier) use two more words of a
+// generation's entry: an arrival count, which a site increments once its
+// slot holds its contribution (Arrive), and a result slot. The site whose
+// arrival completes the count reads every site's slot, reduces them and
+// publishes the result there; the others wait for that one slot, and only
+// its publication wakes them.
 package nodecoll
 
 import (
@@ -33,8 +40,17 @@ const (
 	slotHead = 64
 	// boardHead is the bytes before the first slot.
 	boardHead = 64
+	// countHead is the bytes of an entry's arrival count, its own cache
+	// line, before the entry's result slot.
+	countHead = 64
 	// writing marks a slot's Left while its writer fills it.
 	writing = ^uint32(0)
+	// countBits is the low bits of an arrival word that count the sites
+	// arrived; the high ones hold the generation (at most 2^48).
+	countBits = 16
+	// MaxSites is the most sites a board has: an arrival word counts
+	// them in countBits bits.
+	MaxSites = 1<<countBits - 1
 )
 
 // Header is what a site says of its call with its contribution: the
@@ -51,10 +67,14 @@ type Header struct {
 // Size returns the bytes of the region a board of sites sites with room
 // bytes of data per slot needs.
 func Size(sites, room int) int {
-	return boardHead + Entries*sites*stride(room)
+	return boardHead + Entries*entryStride(sites, room)
 }
 
 func stride(room int) int { return slotHead + (room+63)&^63 }
+
+// entryStride is the bytes of one generation's entry: the arrival count,
+// the result slot and a slot per site.
+func entryStride(sites, room int) int { return countHead + (sites+1)*stride(room) }
 
 // Board is the protocol over one region, as one process maps it.
 type Board struct {
@@ -67,6 +87,9 @@ type Board struct {
 // which is Size(sites, room) bytes of memory zeroed when the region was
 // made, 8-byte aligned (a page).
 func New(mem []byte, sites, room int) (*Board, error) {
+	if sites > MaxSites {
+		return nil, fmt.Errorf("nodecoll: a board of %d sites, want at most %d", sites, MaxSites)
+	}
 	if sites <= 0 || room < 0 || len(mem) < Size(sites, room) {
 		return nil, fmt.Errorf("nodecoll: %d bytes for a board of %d sites and %d bytes per slot, want %d",
 			len(mem), sites, room, Size(sites, room))
@@ -100,7 +123,45 @@ type Slot struct {
 
 // Slot returns site's slot for generation gen.
 func (b *Board) Slot(site int, gen uint64) Slot {
-	off := boardHead + (int(gen%Entries)*b.sites+site)*stride(b.room)
+	return b.slotAt(b.entry(gen) + countHead + (site+1)*stride(b.room))
+}
+
+// Result returns the slot of generation gen where the last site to
+// arrive (Arrive) publishes the result of a combining operation.
+func (b *Board) Result(gen uint64) Slot { return b.slotAt(b.entry(gen) + countHead) }
+
+// entry returns the offset of generation gen's entry.
+func (b *Board) entry(gen uint64) int {
+	return boardHead + int(gen%Entries)*entryStride(b.sites, b.room)
+}
+
+// Arrive counts this site in generation gen's combining operation, once
+// its slot holds its contribution. It reports whether this site is the
+// last of all sites to arrive, which then combines the slots and publishes
+// the result, and with ok false that gen failed: the entry moved on to a
+// later generation, which it does only once gen completed or failed
+// everywhere.
+func (b *Board) Arrive(gen uint64) (last, ok bool) {
+	w := (*atomic.Uint64)(unsafe.Pointer(&b.mem[b.entry(gen)]))
+	for {
+		v := w.Load()
+		next := gen<<countBits | 1
+		switch g := v >> countBits; {
+		case g == gen:
+			next = v + 1
+		case g > gen:
+			return false, false
+		}
+		// g < gen: the entry's earlier generation completed (its sites
+		// moved on) or failed (its sites gave it up): start counting.
+		if w.CompareAndSwap(v, next) {
+			return int(next&MaxSites) == b.sites, true
+		}
+	}
+}
+
+// slotAt returns the slot at offset off of the board.
+func (b *Board) slotAt(off int) Slot {
 	p := unsafe.Pointer(&b.mem[off])
 	return Slot{
 		seq:   (*atomic.Uint64)(p),
