@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // UCXBuiltIn reports whether this build has the UCX parcelport (-tags ucx).
@@ -59,6 +60,19 @@ type UCX struct {
 	ops    map[uint64]*ucxOp
 	nextID uint64
 	shut   bool
+
+	// Callers progressing the worker (UCX.Await), the progress
+	// goroutine parked while they do, its wake-up, and the memory of
+	// the callers' rounds.
+	callers atomic.Int32
+	benched atomic.Bool
+	unbench chan struct{}
+	steps   sync.Pool // *ucxStep
+
+	// The parcels due to the Handler, in order (guarded by w.mu), and
+	// the one goroutine handing them over (holds dmu).
+	dq, dqSpare []*ucxIn
+	dmu         sync.Mutex
 
 	closed   atomic.Bool
 	done     chan struct{} // closed by Close
@@ -109,6 +123,7 @@ type ucxPeer struct {
 type ucxOp struct {
 	done chan error
 	iov  *ucxIOV
+	cmem unsafe.Pointer // C memory a copied send is sent from, freed when done
 	in   *ucxIn
 }
 
@@ -123,12 +138,13 @@ type ucxIn struct {
 }
 
 const (
-	ucxHello   = "parcel.ucx.hello" // the dialer's worker address and token
-	ucxAck     = "parcel.ucx.ack"   // the acceptor's
-	ucxLast    = "parcel.ucx.last"  // before the goodbye: how many AMs were sent
-	ucxPrefix  = 32                 // source, flags, sequence number, token
-	ucxInlined = 1                  // flag: the frame head is in the AM header
-	ucxGather  = 8 << 10            // data in pieces up to this long is copied into one
+	ucxHello    = "parcel.ucx.hello" // the dialer's worker address and token
+	ucxAck      = "parcel.ucx.ack"   // the acceptor's
+	ucxLast     = "parcel.ucx.last"  // before the goodbye: how many AMs were sent
+	ucxPrefix   = 32                 // source, flags, sequence number, token
+	ucxInlined  = 1                  // flag: the frame head is in the AM header
+	ucxGather   = 8 << 10            // data in pieces up to this long is copied into one
+	ucxHeadRoom = 256                // an AM header up to this long is built on the stack
 )
 
 // NewUCX starts a UCX port: its UCX worker, then its TCP side on
@@ -146,7 +162,8 @@ func newUCX(cfg UCXConfig, spin time.Duration) (*UCX, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parcel: locality %d: %w", cfg.Locality, err)
 	}
-	u := &UCX{cfg: cfg, spin: spin, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{})}
+	u := &UCX{cfg: cfg, spin: spin, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{}), unbench: make(chan struct{}, 1)}
+	u.steps.New = func() any { return new(ucxStep) }
 	fd, err := syscall.Dup(w.efd)
 	if err == nil {
 		err = syscall.SetNonblock(fd, true)
@@ -350,22 +367,97 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	}
 	// The AM header: our prefix, then the frame's prefix and header if
 	// they fit; else they lead the data.
-	hdr := make([]byte, ucxPrefix, ucxPrefix+FrameHeadLen+headerBound(&pc.Header, len(pc.Chunks)))
+	var room [ucxHeadRoom]byte
+	hdr := room[:ucxPrefix]
 	if hdr, err = appendFrameHead(hdr, &pc.Header, pc.Chunks); err != nil {
 		return &PeerError{dest, "send", err}
 	}
+	binary.LittleEndian.PutUint32(hdr, u.cfg.Locality)
+	copy(hdr[16:32], p.sendTok[:])
 	wire := int64(len(hdr) - ucxPrefix)
-	bufs := make([][]byte, 0, len(pc.Chunks)+1)
+	for _, c := range pc.Chunks {
+		wire += int64(len(c))
+	}
+	if len(hdr) <= u.w.maxH && wire-int64(len(hdr)-ucxPrefix) <= ucxGather {
+		err = u.sendCopied(p, hdr, pc.Chunks)
+	} else {
+		err = u.sendPinned(p, hdr, pc.Chunks, wire)
+	}
+	if err != nil {
+		return err
+	}
+	p.ctr.parcelsSent.Add(1)
+	p.ctr.bytesSent.Add(uint64(wire))
+	p.ctr.writes.Add(1)
+	return nil
+}
+
+// sendCopied sends a message whose frame head fits the AM header and whose
+// data are small: both are copied into the worker's C memory, which UCX
+// sends from, so no Go memory is pinned and nothing is allocated unless
+// UCX cannot send it at once (then that memory goes with the operation).
+// The caller set hdr's source and token.
+func (u *UCX) sendCopied(p *ucxPeer, hdr []byte, chunks [][]byte) error {
+	binary.LittleEndian.PutUint32(hdr[4:], ucxInlined)
+	var data int
+	for _, c := range chunks {
+		data += len(c)
+	}
+	u.w.mu.Lock()
+	if u.shut {
+		u.w.mu.Unlock()
+		return &PeerError{p.id, "send", ErrClosed}
+	}
+	if p.broken != nil || p.ep == nil {
+		cause := p.broken
+		u.w.mu.Unlock()
+		return u.verdict(p, cause)
+	}
+	binary.LittleEndian.PutUint64(hdr[8:], p.seq)
+	id := u.nextID
+	u.nextID++
+	sb := u.w.scratch(len(hdr) + data)
+	n := copy(sb, hdr)
+	for _, c := range chunks {
+		n += copy(sb[n:], c)
+	}
+	done, err := u.w.sendScratch(p.ep, len(hdr), data, id)
+	var op *ucxOp
+	if !done {
+		op = &ucxOp{done: make(chan error, 1), cmem: u.w.takeScratch()}
+		u.ops[id] = op
+	}
+	if !done || err == nil {
+		p.seq++
+	}
+	sleeping := u.sleeping.Load()
+	u.w.mu.Unlock()
+	if op != nil || sleeping {
+		u.w.signal()
+	}
+	if op != nil {
+		err = <-op.done
+	}
+	if err != nil {
+		return u.verdict(p, err)
+	}
+	return nil
+}
+
+// sendPinned sends a message from its own memory, pinned until UCX is
+// done with it: its frame head in the AM header if it fits, else leading
+// the data. wire is the frame's length.
+func (u *UCX) sendPinned(p *ucxPeer, head []byte, chunks [][]byte, wire int64) error {
+	hdr := make([]byte, len(head))
+	copy(hdr, head)
+	bufs := make([][]byte, 0, len(chunks)+1)
 	flags := uint32(ucxInlined)
 	if len(hdr) > u.w.maxH {
 		flags = 0
 		bufs = append(bufs, hdr[ucxPrefix:])
 		hdr = hdr[:ucxPrefix]
 	}
-	for _, c := range pc.Chunks {
-		wire += int64(len(c))
-		bufs = append(bufs, c)
-	}
+	bufs = append(bufs, chunks...)
 	if len(bufs) > 1 && wire <= ucxGather {
 		// Small data in pieces: one buffer, which UCX can send at once.
 		one := make([]byte, 0, wire)
@@ -374,9 +466,7 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 		}
 		bufs = append(bufs[:0], one)
 	}
-	binary.LittleEndian.PutUint32(hdr, u.cfg.Locality)
 	binary.LittleEndian.PutUint32(hdr[4:], flags)
-	copy(hdr[16:32], p.sendTok[:])
 	v := newUCXIOV(bufs, true)
 	v.pin.Pin(&hdr[0])
 
@@ -384,7 +474,7 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	if u.shut {
 		u.w.mu.Unlock()
 		v.free()
-		return &PeerError{dest, "send", ErrClosed}
+		return &PeerError{p.id, "send", ErrClosed}
 	}
 	if p.broken != nil || p.ep == nil {
 		cause := p.broken
@@ -418,9 +508,6 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	if err != nil {
 		return u.verdict(p, err)
 	}
-	p.ctr.parcelsSent.Add(1)
-	p.ctr.bytesSent.Add(uint64(wire))
-	p.ctr.writes.Add(1)
 	return nil
 }
 

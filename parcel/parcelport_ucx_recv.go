@@ -33,9 +33,10 @@ const ucxBusyWait = 200 * time.Microsecond
 // ucxStep is what one round of progress leaves to do once the worker is
 // let go: parcels to hand over, peers to fail, operations to answer.
 type ucxStep struct {
-	deliver []*ucxIn
-	fail    []ucxFailure
-	answer  []ucxAnswer
+	fail   []ucxFailure
+	answer []ucxAnswer
+	busy   bool // operations are in flight
+	queued bool // parcels were queued for the Handler
 }
 
 type ucxFailure struct {
@@ -57,18 +58,15 @@ func (u *UCX) progressLoop() {
 	idleSince, idleFor := time.Time{}, time.Duration(0)
 	gaveUp, tries := false, 0
 	for !u.stop.Load() {
-		u.w.mu.Lock()
-		did := u.w.progress()
-		n := 0
-		err := u.w.drain(func(ev *ucxEvent) { n++; u.event(ev, &st) })
-		u.closeDown()
-		busy := len(u.ops) > 0
-		u.w.mu.Unlock()
-		if err != nil {
-			u.cfg.Logger.Error("parcel: UCX progress", "locality", u.cfg.Locality, "err", err)
+		if u.stepAside() {
+			idleSince, gaveUp, tries = time.Time{}, false, 0
+			continue
 		}
+		u.w.mu.Lock()
+		active := u.roundLocked(&st)
+		busy := st.busy
 		u.finish(&st)
-		if did || n > 0 {
+		if active {
 			idleSince, gaveUp, tries = time.Time{}, false, 0
 			continue
 		}
@@ -143,13 +141,9 @@ func (u *UCX) finish(st *ucxStep) {
 	for _, a := range st.answer {
 		a.ch <- a.err
 	}
-	for _, in := range st.deliver {
-		in.peer.ctr.parcelsRecv.Add(1)
-		in.peer.ctr.bytesRecv.Add(uint64(in.wire))
-		if in.p.Header.Kind != KindHeartbeat && !u.closed.Load() {
-			u.cfg.Handler.Receive(in.p)
-		}
-		in.peer.delivered.Store(in.seq + 1)
+	if st.queued {
+		st.queued = false
+		u.deliverQueued()
 	}
 	for _, f := range st.fail {
 		u.cfg.Logger.Warn("parcel: bad UCX message", "locality", u.cfg.Locality, "peer", f.peer.id, "err", f.err)
@@ -158,9 +152,8 @@ func (u *UCX) finish(st *ucxStep) {
 		}
 	}
 	clear(st.answer)
-	clear(st.deliver)
 	clear(st.fail)
-	st.answer, st.deliver, st.fail = st.answer[:0], st.deliver[:0], st.fail[:0]
+	st.answer, st.fail = st.answer[:0], st.fail[:0]
 }
 
 // closeDown force-closes the endpoints of peers the TCP side found down or
@@ -204,6 +197,9 @@ func (u *UCX) event(ev *ucxEvent, st *ucxStep) {
 		err := ucxErr("operation", ev.status)
 		if op.iov != nil {
 			op.iov.free()
+		}
+		if op.cmem != nil {
+			freeC(op.cmem)
 		}
 		if op.in != nil {
 			u.received(op.in, err, st)
@@ -355,7 +351,8 @@ func (u *UCX) received(in *ucxIn, err error, st *ucxStep) {
 		}
 		delete(p.parked, p.next)
 		p.next++
-		st.deliver = append(st.deliver, next)
+		u.dq = append(u.dq, next)
+		st.queued = true
 	}
 }
 

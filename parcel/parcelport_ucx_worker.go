@@ -295,6 +295,42 @@ type ucxWorker struct {
 	efd  int
 	addr []byte // the worker's address, what peers create endpoints to
 	maxH int    // the largest AM header the worker sends
+
+	// C memory small sends are copied into (sendScratch), scap bytes.
+	sbuf unsafe.Pointer
+	scap int
+}
+
+// scratch returns the worker's C memory for a copied send, at least n
+// bytes. mu held.
+func (w *ucxWorker) scratch(n int) []byte {
+	if w.scap < n {
+		if w.sbuf != nil {
+			C.free(w.sbuf)
+		}
+		w.scap = max(n, 16<<10)
+		w.sbuf = C.malloc(C.size_t(w.scap))
+	}
+	return cView(w.sbuf, w.scap)
+}
+
+// takeScratch hands the scratch memory to a send UCX did not finish at
+// once; the next send gets new memory. mu held.
+func (w *ucxWorker) takeScratch() unsafe.Pointer {
+	b := w.sbuf
+	w.sbuf, w.scap = nil, 0
+	return b
+}
+
+// sendScratch posts an AM whose header (hlen bytes) and data (n bytes)
+// were copied into the scratch memory, in that order; see send. mu held.
+func (w *ucxWorker) sendScratch(e *ucxEndpoint, hlen, n int, id uint64) (done bool, err error) {
+	data := C.uintptr_t(uintptr(w.sbuf) + uintptr(hlen))
+	st := C.tux_send(w.p, e.ep, w.sbuf, C.size_t(hlen), data, C.size_t(n), nil, 0, C.uint64_t(id))
+	if st == C.UCS_INPROGRESS {
+		return false, nil
+	}
+	return true, ucxErr("am send", st)
 }
 
 // ucxVersion is the version of the UCX library linked.
@@ -539,7 +575,13 @@ func cView(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) 
 
 // close destroys the worker and the context; every endpoint must be
 // closed. mu held.
-func (w *ucxWorker) close() { C.tux_destroy(w.p) }
+func (w *ucxWorker) close() {
+	C.tux_destroy(w.p)
+	if w.sbuf != nil {
+		C.free(w.sbuf)
+		w.sbuf, w.scap = nil, 0
+	}
+}
 
 // freeEndpoint frees e's C memory once it is closed.
 func (e *ucxEndpoint) free() { C.free(unsafe.Pointer(e.arg)) }
