@@ -47,10 +47,11 @@ func UCXVersion() string { return ucxVersion() }
 // Handler methods run on it, never inside UCX: UCX's callbacks only queue
 // events, in C.
 type UCX struct {
-	cfg  UCXConfig
-	spin time.Duration // polling after the last event when blocking
-	tcp  *TCP
-	w    *ucxWorker
+	cfg      UCXConfig
+	recycler Recycler      // the Handler, if it says which parcels it keeps
+	spin     time.Duration // polling after the last event when blocking
+	tcp      *TCP
+	w        *ucxWorker
 
 	mu    sync.Mutex // guards peers
 	peers map[uint32]*ucxPeer
@@ -71,7 +72,7 @@ type UCX struct {
 
 	// The parcels due to the Handler, in order (guarded by w.mu), and
 	// the one goroutine handing them over (holds dmu).
-	dq, dqSpare []*ucxIn
+	dq, dqSpare []ucxDue
 	dmu         sync.Mutex
 
 	closed   atomic.Bool
@@ -127,7 +128,17 @@ type ucxOp struct {
 	in   *ucxIn
 }
 
-// ucxIn is a received AM on its way to the handler.
+// ucxDue is a parcel due to the Handler, from peer, its sequence number
+// seq, wire bytes long.
+type ucxDue struct {
+	peer *ucxPeer
+	seq  uint64
+	p    *Parcel
+	wire int64
+}
+
+// ucxIn is a received AM on its way to the handler, parked while
+// messages before it are missing or its data are still arriving.
 type ucxIn struct {
 	peer  *ucxPeer
 	seq   uint64
@@ -164,6 +175,7 @@ func newUCX(cfg UCXConfig, spin time.Duration) (*UCX, error) {
 	}
 	u := &UCX{cfg: cfg, spin: spin, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{}), unbench: make(chan struct{}, 1)}
 	u.steps.New = func() any { return new(ucxStep) }
+	u.recycler, _ = cfg.Handler.(Recycler)
 	fd, err := syscall.Dup(w.efd)
 	if err == nil {
 		err = syscall.SetNonblock(fd, true)

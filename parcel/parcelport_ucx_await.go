@@ -150,7 +150,15 @@ func (u *UCX) deliverQueued() {
 			in.peer.ctr.parcelsRecv.Add(1)
 			in.peer.ctr.bytesRecv.Add(uint64(in.wire))
 			if in.p.Header.Kind != KindHeartbeat && !u.closed.Load() {
-				u.cfg.Handler.Receive(in.p)
+				if u.recycler == nil {
+					u.cfg.Handler.Receive(in.p)
+				} else if !u.recycler.ReceiveOnce(in.p) {
+					// Its memory takes the peer's next parcel. The
+					// decoder is used under the worker's lock.
+					u.w.mu.Lock()
+					in.peer.dec.reuse(in.p)
+					u.w.mu.Unlock()
+				}
 			}
 			in.peer.delivered.Store(in.seq + 1)
 		}

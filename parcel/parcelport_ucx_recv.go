@@ -240,7 +240,6 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 		release()
 		return
 	}
-	in := &ucxIn{peer: p, seq: seq}
 	bad := func(err error) {
 		p.failed = true
 		st.fail = append(st.fail, ucxFailure{p, err})
@@ -250,11 +249,16 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 		bad(fmt.Errorf("message %d came twice", seq))
 		return
 	}
-	p.parked[seq] = in
 	if p.dec == nil {
 		p.dec = newFrameDecoder(u.cfg.MaxFrame, u.cfg.Handler.Buffer)
+		p.dec.recycle = u.recycler != nil
 	}
-	var chunks [][]byte
+	var (
+		pc     *Parcel
+		wire   int64
+		chunks [][]byte
+		whole  []byte
+	)
 	if flags&ucxInlined != 0 {
 		// The data must be the frame's chunks: checked before the
 		// decoder takes memory for them.
@@ -271,12 +275,12 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 			}
 		}
 		var err error
-		if in.p, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:]); err != nil {
+		if pc, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:]); err != nil {
 			release()
 			bad(err)
 			return
 		}
-		in.wire = int64(len(ev.hdr) - ucxPrefix + ev.len)
+		wire = int64(len(ev.hdr) - ucxPrefix + ev.len)
 		var total int
 		for _, c := range chunks {
 			total += len(c)
@@ -292,8 +296,8 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 			bad(&FrameError{"frame length", fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, ev.len, u.cfg.MaxFrame)})
 			return
 		}
-		in.whole = make([]byte, ev.len)
-		chunks = [][]byte{in.whole}
+		whole = make([]byte, ev.len)
+		chunks = [][]byte{whole}
 	}
 	if !ev.rndv {
 		data := ev.copied
@@ -306,12 +310,23 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 				data = data[copy(c, data):]
 			}
 		} else {
-			in.p, in.wire, err = ucxWhole(p.dec, data)
+			pc, wire, err = ucxWhole(p.dec, data)
 		}
 		u.w.release(ev.data)
+		if err == nil && seq == p.next && len(p.parked) == 0 {
+			// In turn, and nothing parked: due now, without parking.
+			p.next++
+			u.dq = append(u.dq, ucxDue{p, seq, pc, wire})
+			st.queued = true
+			return
+		}
+		in := &ucxIn{peer: p, seq: seq, p: pc, wire: wire}
+		p.parked[seq] = in
 		u.received(in, err, st)
 		return
 	}
+	in := &ucxIn{peer: p, seq: seq, p: pc, wire: wire, whole: whole}
+	p.parked[seq] = in
 	// Always an IOV array: a rendezvous over UCX's shared-memory
 	// transports into one contiguous buffer streamed at about two thirds
 	// of the rate of the same buffer described as an IOV (8 MiB calls,
@@ -351,7 +366,7 @@ func (u *UCX) received(in *ucxIn, err error, st *ucxStep) {
 		}
 		delete(p.parked, p.next)
 		p.next++
-		u.dq = append(u.dq, next)
+		u.dq = append(u.dq, ucxDue{p, next.seq, next.p, next.wire})
 		st.queued = true
 	}
 }
