@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -55,6 +54,7 @@ type UCX struct {
 
 	mu    sync.Mutex // guards peers
 	peers map[uint32]*ucxPeer
+	view  atomic.Pointer[[]*ucxPeer] // peers by id, republished under mu
 
 	// Guarded by w.mu: the operations in flight by id, the next id, and
 	// whether the port is closed to senders.
@@ -203,10 +203,26 @@ func (u *UCX) Addr() string { return u.tcp.Addr() }
 // Polling reports whether the progress goroutine is polling the worker.
 func (u *UCX) Polling() bool { return u.polling.Load() }
 
+// peer returns the peer id, or nil; any goroutine, without a lock.
 func (u *UCX) peer(id uint32) *ucxPeer {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.peers[id]
+	if v := u.view.Load(); v != nil && id < uint32(len(*v)) {
+		return (*v)[id]
+	}
+	return nil
+}
+
+// addPeer records p. mu held.
+func (u *UCX) addPeer(p *ucxPeer) {
+	u.peers[p.id] = p
+	var n uint32
+	for id := range u.peers {
+		n = max(n, id+1)
+	}
+	v := make([]*ucxPeer, n)
+	for id, q := range u.peers {
+		v[id] = q
+	}
+	u.view.Store(&v)
 }
 
 // Connect connects the TCP side to peer, then sends it this worker's
@@ -224,7 +240,7 @@ func (u *UCX) Connect(ctx context.Context, peer uint32, addr string) error {
 		u.mu.Unlock()
 		return &PeerError{peer, "connect", errors.New("already connected through UCX")}
 	}
-	u.peers[peer] = p
+	u.addPeer(p)
 	u.mu.Unlock()
 	hello := &Parcel{Header: Header{Kind: KindControl, Dest: peer, Action: ucxHello, Args: p.recvTok[:]}, Chunks: [][]byte{u.w.addr}}
 	if err := u.tcp.Send(ctx, hello); err != nil {
@@ -330,7 +346,7 @@ func (u *UCX) control(pc *Parcel) error {
 			return errors.New("a second UCX hello")
 		}
 		p = newUCXPeer(h.Source)
-		u.peers[h.Source] = p
+		u.addPeer(p)
 	} else if p = u.peers[h.Source]; p == nil || p.ep != nil {
 		u.mu.Unlock()
 		return errors.New("a UCX ack nobody asked for")
@@ -401,125 +417,6 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	p.ctr.parcelsSent.Add(1)
 	p.ctr.bytesSent.Add(uint64(wire))
 	p.ctr.writes.Add(1)
-	return nil
-}
-
-// sendCopied sends a message whose frame head fits the AM header and whose
-// data are small: both are copied into the worker's C memory, which UCX
-// sends from, so no Go memory is pinned and nothing is allocated unless
-// UCX cannot send it at once (then that memory goes with the operation).
-// The caller set hdr's source and token.
-func (u *UCX) sendCopied(p *ucxPeer, hdr []byte, chunks [][]byte) error {
-	binary.LittleEndian.PutUint32(hdr[4:], ucxInlined)
-	var data int
-	for _, c := range chunks {
-		data += len(c)
-	}
-	u.w.mu.Lock()
-	if u.shut {
-		u.w.mu.Unlock()
-		return &PeerError{p.id, "send", ErrClosed}
-	}
-	if p.broken != nil || p.ep == nil {
-		cause := p.broken
-		u.w.mu.Unlock()
-		return u.verdict(p, cause)
-	}
-	binary.LittleEndian.PutUint64(hdr[8:], p.seq)
-	id := u.nextID
-	u.nextID++
-	sb := u.w.scratch(len(hdr) + data)
-	n := copy(sb, hdr)
-	for _, c := range chunks {
-		n += copy(sb[n:], c)
-	}
-	done, err := u.w.sendScratch(p.ep, len(hdr), data, id)
-	var op *ucxOp
-	if !done {
-		op = &ucxOp{done: make(chan error, 1), cmem: u.w.takeScratch()}
-		u.ops[id] = op
-	}
-	if !done || err == nil {
-		p.seq++
-	}
-	sleeping := u.sleeping.Load()
-	u.w.mu.Unlock()
-	if op != nil || sleeping {
-		u.w.signal()
-	}
-	if op != nil {
-		err = <-op.done
-	}
-	if err != nil {
-		return u.verdict(p, err)
-	}
-	return nil
-}
-
-// sendPinned sends a message from its own memory, pinned until UCX is
-// done with it: its frame head in the AM header if it fits, else leading
-// the data. wire is the frame's length.
-func (u *UCX) sendPinned(p *ucxPeer, head []byte, chunks [][]byte, wire int64) error {
-	hdr := make([]byte, len(head))
-	copy(hdr, head)
-	bufs := make([][]byte, 0, len(chunks)+1)
-	flags := uint32(ucxInlined)
-	if len(hdr) > u.w.maxH {
-		flags = 0
-		bufs = append(bufs, hdr[ucxPrefix:])
-		hdr = hdr[:ucxPrefix]
-	}
-	bufs = append(bufs, chunks...)
-	if len(bufs) > 1 && wire <= ucxGather {
-		// Small data in pieces: one buffer, which UCX can send at once.
-		one := make([]byte, 0, wire)
-		for _, b := range bufs {
-			one = append(one, b...)
-		}
-		bufs = append(bufs[:0], one)
-	}
-	binary.LittleEndian.PutUint32(hdr[4:], flags)
-	v := newUCXIOV(bufs, true)
-	v.pin.Pin(&hdr[0])
-
-	u.w.mu.Lock()
-	if u.shut {
-		u.w.mu.Unlock()
-		v.free()
-		return &PeerError{p.id, "send", ErrClosed}
-	}
-	if p.broken != nil || p.ep == nil {
-		cause := p.broken
-		u.w.mu.Unlock()
-		v.free()
-		return u.verdict(p, cause)
-	}
-	binary.LittleEndian.PutUint64(hdr[8:], p.seq)
-	id := u.nextID
-	u.nextID++
-	done, err := u.w.send(p.ep, ucxPtr(hdr), len(hdr), v, id)
-	var op *ucxOp
-	if !done {
-		op = &ucxOp{done: make(chan error, 1), iov: v}
-		u.ops[id] = op
-	}
-	if !done || err == nil {
-		p.seq++
-	}
-	sleeping := u.sleeping.Load()
-	u.w.mu.Unlock()
-	if op != nil || sleeping {
-		u.w.signal()
-	}
-	if op != nil {
-		err = <-op.done
-	} else {
-		v.free()
-	}
-	goruntime.KeepAlive(hdr)
-	if err != nil {
-		return u.verdict(p, err)
-	}
 	return nil
 }
 
