@@ -429,3 +429,6 @@ func ucxWhole(d *frameDecoder, b []byte) (*Parcel, int64, error) {
 
 // ucxPtr is the address of b's first byte, pinned by the caller.
 func ucxPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
+
+// cView is a view of n bytes of C memory at p.
+func cView(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
