@@ -67,6 +67,7 @@ type UCX struct {
 	// the callers' rounds.
 	callers atomic.Int32
 	benched atomic.Bool
+	shared  atomic.Bool // the last sched_yield of a poller showed the cores shared
 	unbench chan struct{}
 	steps   sync.Pool // *ucxStep
 

@@ -28,8 +28,9 @@ const ucxAwaitGoschedEvery = 16
 // Await progresses the worker on the calling goroutine until done reports
 // true, and reports whether it did. It gives up, false, after the spin of
 // the port's progress goroutine (50 µs; at once for a port without one),
-// when a sched_yield shows that the cores are shared, or when the port
-// closes.
+// when a sched_yield shows that the cores are shared (and does not start
+// while the last one, its own or the progress goroutine's, showed that),
+// or when the port closes.
 // done is called between looks and must not block. The runtime's tasks
 // call it while they wait for a reply.
 func (u *UCX) Await(done func() bool) bool {
@@ -37,7 +38,9 @@ func (u *UCX) Await(done func() bool) bool {
 		return true
 	}
 	window := u.spin
-	if window <= 0 || u.closed.Load() {
+	if window <= 0 || u.closed.Load() || u.shared.Load() {
+		// The last sched_yield showed the cores shared: a spinning
+		// caller would take one from the process it waits for.
 		return false
 	}
 	u.callers.Add(1)
@@ -68,6 +71,7 @@ func (u *UCX) Await(done func() bool) bool {
 			t0 := time.Now()
 			osYield()
 			if time.Since(t0) >= yieldTaken {
+				u.shared.Store(true)
 				return false
 			}
 		}

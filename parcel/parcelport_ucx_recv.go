@@ -59,7 +59,9 @@ func (u *UCX) progressLoop() {
 	gaveUp, tries := false, 0
 	for !u.stop.Load() {
 		if u.stepAside() {
-			idleSince, gaveUp, tries = time.Time{}, false, 0
+			// A caller that found the cores shared stopped: then do
+			// not spin either.
+			idleSince, gaveUp, tries = time.Time{}, u.shared.Load(), 0
 			continue
 		}
 		u.w.mu.Lock()
@@ -89,6 +91,7 @@ func (u *UCX) progressLoop() {
 				t0 := time.Now()
 				osYield()
 				gaveUp = time.Since(t0) >= yieldTaken
+				u.shared.Store(gaveUp)
 			}
 			continue
 		}
