@@ -68,6 +68,7 @@ type UCX struct {
 	callers atomic.Int32
 	benched atomic.Bool
 	shared  atomic.Bool // the last sched_yield of a poller showed the cores shared
+	busy    atomic.Bool // operations were in flight at the last round
 	unbench chan struct{}
 	steps   sync.Pool // *ucxStep
 

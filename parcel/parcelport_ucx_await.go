@@ -29,8 +29,8 @@ const ucxAwaitGoschedEvery = 16
 // true, and reports whether it did. It gives up, false, after the spin of
 // the port's progress goroutine (50 µs; at once for a port without one),
 // when a sched_yield shows that the cores are shared (and does not start
-// while the last one, its own or the progress goroutine's, showed that),
-// or when the port closes.
+// while the last one, its own or the progress goroutine's, showed that,
+// nor while operations are in flight), or when the port closes.
 // done is called between looks and must not block. The runtime's tasks
 // call it while they wait for a reply.
 func (u *UCX) Await(done func() bool) bool {
@@ -38,9 +38,12 @@ func (u *UCX) Await(done func() bool) bool {
 		return true
 	}
 	window := u.spin
-	if window <= 0 || u.closed.Load() || u.shared.Load() {
+	if window <= 0 || u.closed.Load() || u.shared.Load() || u.busy.Load() {
 		// The last sched_yield showed the cores shared: a spinning
-		// caller would take one from the process it waits for.
+		// caller would take one from the process it waits for. Or
+		// operations are in flight (rendezvous of bulk data, whose
+		// replies take far longer than a spin): the progress
+		// goroutine polls for them anyway.
 		return false
 	}
 	u.callers.Add(1)
@@ -131,6 +134,9 @@ func (u *UCX) roundLocked(st *ucxStep) bool {
 	err := u.w.drain(func(ev *ucxEvent) { n++; u.event(ev, st) })
 	u.closeDown()
 	st.busy = len(u.ops) > 0
+	if st.busy != u.busy.Load() {
+		u.busy.Store(st.busy)
+	}
 	u.w.mu.Unlock()
 	if err != nil {
 		u.cfg.Logger.Error("parcel: UCX progress", "locality", u.cfg.Locality, "err", err)
