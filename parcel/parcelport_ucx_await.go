@@ -23,7 +23,7 @@ import (
 
 // ucxAwaitGoschedEvery is how often, in looks, a polling caller lets the
 // process's other goroutines run.
-const ucxAwaitGoschedEvery = 16
+const ucxAwaitGoschedEvery = 64
 
 // Await progresses the worker on the calling goroutine until done reports
 // true, and reports whether it did. It gives up, false, after the spin of

@@ -66,10 +66,15 @@ func (u *UCX) progressLoop() {
 		}
 		u.w.mu.Lock()
 		active := u.roundLocked(&st)
-		busy := st.busy
+		busy, delivered := st.busy, st.queued
 		u.finish(&st)
 		if active {
 			idleSince, gaveUp, tries = time.Time{}, false, 0
+			if delivered {
+				// Let a task the handler woke run now, on this
+				// processor, rather than after another round.
+				goruntime.Gosched()
+			}
 			continue
 		}
 		if idleSince.IsZero() || tries%16 == 0 {
@@ -162,7 +167,7 @@ func (u *UCX) finish(st *ucxStep) {
 // closeDown force-closes the endpoints of peers the TCP side found down or
 // gone, so that what is in flight to them ends. w.mu held.
 func (u *UCX) closeDown() {
-	if !u.downs.Swap(false) {
+	if !u.downs.Load() || !u.downs.Swap(false) {
 		return
 	}
 	u.mu.Lock()
