@@ -67,8 +67,8 @@ type UCX struct {
 	// the callers' rounds.
 	callers atomic.Int32
 	benched atomic.Bool
-	shared  atomic.Bool // the last sched_yield of a poller showed the cores shared
-	busy    atomic.Bool // operations were in flight at the last round
+	shared  atomic.Int64 // when (UnixNano) a poller's sched_yield last showed the cores shared; 0: not since
+	busy    atomic.Bool  // operations were in flight at the last round
 	unbench chan struct{}
 	steps   sync.Pool // *ucxStep
 

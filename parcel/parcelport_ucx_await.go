@@ -29,8 +29,9 @@ const ucxAwaitGoschedEvery = 64
 // true, and reports whether it did. It gives up, false, after the spin of
 // the port's progress goroutine (50 µs; at once for a port without one),
 // when a sched_yield shows that the cores are shared (and does not start
-// while the last one, its own or the progress goroutine's, showed that,
-// nor while operations are in flight), or when the port closes.
+// within ucxSharedFor of one, its own or the progress goroutine's, that
+// showed that, nor while operations are in flight), or when the port
+// closes.
 // done is called between looks and must not block. The runtime's tasks
 // call it while they wait for a reply.
 func (u *UCX) Await(done func() bool) bool {
@@ -38,8 +39,8 @@ func (u *UCX) Await(done func() bool) bool {
 		return true
 	}
 	window := u.spin
-	if window <= 0 || u.closed.Load() || u.shared.Load() || u.busy.Load() {
-		// The last sched_yield showed the cores shared: a spinning
+	if window <= 0 || u.closed.Load() || u.sharedNow() || u.busy.Load() {
+		// A sched_yield showed the cores shared lately: a spinning
 		// caller would take one from the process it waits for. Or
 		// operations are in flight (rendezvous of bulk data, whose
 		// replies take far longer than a spin): the progress
@@ -74,11 +75,24 @@ func (u *UCX) Await(done func() bool) bool {
 			t0 := time.Now()
 			osYield()
 			if time.Since(t0) >= yieldTaken {
-				u.shared.Store(true)
+				u.shared.Store(t0.UnixNano())
 				return false
 			}
 		}
 	}
+}
+
+// ucxSharedFor is how long after a sched_yield showed the cores shared
+// callers wait without spinning, and the progress goroutine back from
+// stepping aside does not spin: a yield of a later spin may show the
+// cores free again, but none comes while nobody spins.
+const ucxSharedFor = time.Millisecond
+
+// sharedNow reports whether a poller's sched_yield showed the cores
+// shared within ucxSharedFor.
+func (u *UCX) sharedNow() bool {
+	at := u.shared.Load()
+	return at != 0 && time.Now().UnixNano()-at < int64(ucxSharedFor)
 }
 
 // leave ends a caller's polling; the last one wakes the progress

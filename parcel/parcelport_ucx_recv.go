@@ -61,7 +61,7 @@ func (u *UCX) progressLoop() {
 		if u.stepAside() {
 			// A caller that found the cores shared stopped: then do
 			// not spin either.
-			idleSince, gaveUp, tries = time.Time{}, u.shared.Load(), 0
+			idleSince, gaveUp, tries = time.Time{}, u.sharedNow(), 0
 			continue
 		}
 		u.w.mu.Lock()
@@ -96,7 +96,12 @@ func (u *UCX) progressLoop() {
 				t0 := time.Now()
 				osYield()
 				gaveUp = time.Since(t0) >= yieldTaken
-				u.shared.Store(gaveUp)
+				if at := int64(0); gaveUp || u.shared.Load() != 0 {
+					if gaveUp {
+						at = t0.UnixNano()
+					}
+					u.shared.Store(at)
+				}
 			}
 			continue
 		}
