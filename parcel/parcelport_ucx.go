@@ -42,9 +42,11 @@ func UCXVersion() string { return ucxVersion() }
 // Go's poller, judging it ready by its level (an edge can come before the
 // wait and be forgotten); it stops spinning early once a sched_yield shows
 // the cores are shared, and waits at most 200 µs while operations are in
-// flight.
-// Handler methods run on it, never inside UCX: UCX's callbacks only queue
-// events, in C.
+// flight. A caller waiting for a reply may progress the worker itself
+// for as long (Await, parcelport_ucx_await.go); the goroutine stands
+// aside meanwhile. Handler methods run on whichever progresses it, in
+// each peer's order, never inside UCX: UCX's callbacks only queue events,
+// in C.
 type UCX struct {
 	cfg      UCXConfig
 	recycler Recycler      // the Handler, if it says which parcels it keeps
