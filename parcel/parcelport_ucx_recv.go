@@ -271,6 +271,7 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 		wire   int64
 		chunks [][]byte
 		whole  []byte
+		room   [4][]byte // the chunks of most parcels, without an allocation
 	)
 	if flags&ucxInlined != 0 {
 		// The data must be the frame's chunks: checked before the
@@ -288,7 +289,7 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 			}
 		}
 		var err error
-		if pc, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:]); err != nil {
+		if pc, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:], room[:0]); err != nil {
 			release()
 			bad(err)
 			return
@@ -385,10 +386,10 @@ func (u *UCX) received(in *ucxIn, err error, st *ucxStep) {
 }
 
 // ucxHead feeds a frame's prefix and header to d and returns the parcel
-// with its chunks' memory (from Handler.Buffer where it gives some), which
-// the AM's data is then to fill; d is left between frames.
-func ucxHead(d *frameDecoder, b []byte) (*Parcel, [][]byte, error) {
-	var chunks [][]byte
+// with its chunks' memory (from Handler.Buffer where it gives some),
+// appended to chunks, which the AM's data is then to fill; d is left
+// between frames.
+func ucxHead(d *frameDecoder, b []byte, chunks [][]byte) (*Parcel, [][]byte, error) {
 	for {
 		sp, direct := d.space()
 		n := 0
