@@ -152,9 +152,9 @@ func TestUCXAwaitTakesTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each try: a caller at locality 1 awaits a parcel; once it polls,
-	// locality 0 sends the parcel. On a
-	// loaded machine the progress goroutine, woken by the message, may
-	// take it first: some of the tries must see the caller take it.
+	// locality 0 sends the parcel. On a loaded machine the progress
+	// goroutine, woken by the message, may take it first: some of the
+	// tries must see the caller take it.
 	const tries = 50
 	for i := range int64(tries) {
 		want := i + 1
