@@ -70,9 +70,11 @@ func (u *UCX) progressLoop() {
 		u.finish(&st)
 		if active {
 			idleSince, gaveUp, tries = time.Time{}, false, 0
-			if delivered {
+			if delivered && !busy {
 				// Let a task the handler woke run now, on this
-				// processor, rather than after another round.
+				// processor, rather than after another round; not
+				// while operations are in flight (bulk data), whose
+				// progress comes first.
 				goruntime.Gosched()
 			}
 			continue

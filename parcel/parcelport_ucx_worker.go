@@ -126,12 +126,6 @@ static ucs_status_t tux_open(tux_port **out, int *efd) {
 	ucp_config_t *cfg;
 	ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
 	if (st != UCS_OK) { free(p); return st; }
-	// Shared memory carries a message in a FIFO element if it fits (the
-	// default 128 bytes take 100), else in a descriptor: a 64-byte call
-	// (about 170 bytes) took 0.1-0.3 µs less a round trip with 512-byte
-	// elements (a FIFO of 64: 32 KiB). Unless the user chose.
-	if (!getenv("UCX_MM_FIFO_ELEM_SIZE") && !getenv("UCX_POSIX_FIFO_ELEM_SIZE") && !getenv("UCX_SYSV_FIFO_ELEM_SIZE"))
-		(void)ucp_config_modify(cfg, "MM_FIFO_ELEM_SIZE", "512");
 	st = ucp_init(&pp, cfg, &p->ctx);
 	ucp_config_release(cfg);
 	if (st != UCS_OK) { free(p); return st; }
