@@ -9,11 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // UCXBuiltIn reports whether this build has the UCX parcelport (-tags ucx).
@@ -42,23 +42,42 @@ func UCXVersion() string { return ucxVersion() }
 // Go's poller, judging it ready by its level (an edge can come before the
 // wait and be forgotten); it stops spinning early once a sched_yield shows
 // the cores are shared, and waits at most 200 µs while operations are in
-// flight.
-// Handler methods run on it, never inside UCX: UCX's callbacks only queue
-// events, in C.
+// flight. A caller waiting for a reply may progress the worker itself
+// for as long (Await, parcelport_ucx_await.go); the goroutine stands
+// aside meanwhile. Handler methods run on whichever progresses it, in
+// each peer's order, never inside UCX: UCX's callbacks only queue events,
+// in C.
 type UCX struct {
-	cfg  UCXConfig
-	spin time.Duration // polling after the last event when blocking
-	tcp  *TCP
-	w    *ucxWorker
+	cfg      UCXConfig
+	recycler Recycler      // the Handler, if it says which parcels it keeps
+	spin     time.Duration // polling after the last event when blocking
+	tcp      *TCP
+	w        *ucxWorker
 
 	mu    sync.Mutex // guards peers
 	peers map[uint32]*ucxPeer
+	view  atomic.Pointer[[]*ucxPeer] // peers by id, republished under mu
 
 	// Guarded by w.mu: the operations in flight by id, the next id, and
 	// whether the port is closed to senders.
 	ops    map[uint64]*ucxOp
 	nextID uint64
 	shut   bool
+
+	// Callers progressing the worker (UCX.Await), the progress
+	// goroutine parked while they do, its wake-up, and the memory of
+	// the callers' rounds.
+	callers atomic.Int32
+	benched atomic.Bool
+	shared  atomic.Int64 // when (UnixNano) a poller's sched_yield last showed the cores shared; 0: not since
+	busy    atomic.Bool  // operations were in flight at the last round
+	unbench chan struct{}
+	steps   sync.Pool // *ucxStep
+
+	// The parcels due to the Handler, in order (guarded by w.mu), and
+	// the one goroutine handing them over (holds dmu).
+	dq, dqSpare []ucxDue
+	dmu         sync.Mutex
 
 	closed   atomic.Bool
 	done     chan struct{} // closed by Close
@@ -109,10 +128,21 @@ type ucxPeer struct {
 type ucxOp struct {
 	done chan error
 	iov  *ucxIOV
+	cmem unsafe.Pointer // C memory a copied send is sent from, freed when done
 	in   *ucxIn
 }
 
-// ucxIn is a received AM on its way to the handler.
+// ucxDue is a parcel due to the Handler, from peer, its sequence number
+// seq, wire bytes long.
+type ucxDue struct {
+	peer *ucxPeer
+	seq  uint64
+	p    *Parcel
+	wire int64
+}
+
+// ucxIn is a received AM on its way to the handler, parked while
+// messages before it are missing or its data are still arriving.
 type ucxIn struct {
 	peer  *ucxPeer
 	seq   uint64
@@ -123,12 +153,13 @@ type ucxIn struct {
 }
 
 const (
-	ucxHello   = "parcel.ucx.hello" // the dialer's worker address and token
-	ucxAck     = "parcel.ucx.ack"   // the acceptor's
-	ucxLast    = "parcel.ucx.last"  // before the goodbye: how many AMs were sent
-	ucxPrefix  = 32                 // source, flags, sequence number, token
-	ucxInlined = 1                  // flag: the frame head is in the AM header
-	ucxGather  = 8 << 10            // data in pieces up to this long is copied into one
+	ucxHello    = "parcel.ucx.hello" // the dialer's worker address and token
+	ucxAck      = "parcel.ucx.ack"   // the acceptor's
+	ucxLast     = "parcel.ucx.last"  // before the goodbye: how many AMs were sent
+	ucxPrefix   = 32                 // source, flags, sequence number, token
+	ucxInlined  = 1                  // flag: the frame head is in the AM header
+	ucxGather   = 8 << 10            // data in pieces up to this long is copied into one
+	ucxHeadRoom = 256                // an AM header up to this long is built on the stack
 )
 
 // NewUCX starts a UCX port: its UCX worker, then its TCP side on
@@ -146,7 +177,9 @@ func newUCX(cfg UCXConfig, spin time.Duration) (*UCX, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parcel: locality %d: %w", cfg.Locality, err)
 	}
-	u := &UCX{cfg: cfg, spin: spin, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{})}
+	u := &UCX{cfg: cfg, spin: spin, w: w, peers: map[uint32]*ucxPeer{}, ops: map[uint64]*ucxOp{}, nextID: 1, done: make(chan struct{}), unbench: make(chan struct{}, 1)}
+	u.steps.New = func() any { return new(ucxStep) }
+	u.recycler, _ = cfg.Handler.(Recycler)
 	fd, err := syscall.Dup(w.efd)
 	if err == nil {
 		err = syscall.SetNonblock(fd, true)
@@ -174,10 +207,26 @@ func (u *UCX) Addr() string { return u.tcp.Addr() }
 // Polling reports whether the progress goroutine is polling the worker.
 func (u *UCX) Polling() bool { return u.polling.Load() }
 
+// peer returns the peer id, or nil; any goroutine, without a lock.
 func (u *UCX) peer(id uint32) *ucxPeer {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.peers[id]
+	if v := u.view.Load(); v != nil && id < uint32(len(*v)) {
+		return (*v)[id]
+	}
+	return nil
+}
+
+// addPeer records p. mu held.
+func (u *UCX) addPeer(p *ucxPeer) {
+	u.peers[p.id] = p
+	var n uint32
+	for id := range u.peers {
+		n = max(n, id+1)
+	}
+	v := make([]*ucxPeer, n)
+	for id, q := range u.peers {
+		v[id] = q
+	}
+	u.view.Store(&v)
 }
 
 // Connect connects the TCP side to peer, then sends it this worker's
@@ -195,7 +244,7 @@ func (u *UCX) Connect(ctx context.Context, peer uint32, addr string) error {
 		u.mu.Unlock()
 		return &PeerError{peer, "connect", errors.New("already connected through UCX")}
 	}
-	u.peers[peer] = p
+	u.addPeer(p)
 	u.mu.Unlock()
 	hello := &Parcel{Header: Header{Kind: KindControl, Dest: peer, Action: ucxHello, Args: p.recvTok[:]}, Chunks: [][]byte{u.w.addr}}
 	if err := u.tcp.Send(ctx, hello); err != nil {
@@ -301,7 +350,7 @@ func (u *UCX) control(pc *Parcel) error {
 			return errors.New("a second UCX hello")
 		}
 		p = newUCXPeer(h.Source)
-		u.peers[h.Source] = p
+		u.addPeer(p)
 	} else if p = u.peers[h.Source]; p == nil || p.ep != nil {
 		u.mu.Unlock()
 		return errors.New("a UCX ack nobody asked for")
@@ -350,73 +399,24 @@ func (u *UCX) Send(ctx context.Context, pc *Parcel) error {
 	}
 	// The AM header: our prefix, then the frame's prefix and header if
 	// they fit; else they lead the data.
-	hdr := make([]byte, ucxPrefix, ucxPrefix+FrameHeadLen+headerBound(&pc.Header, len(pc.Chunks)))
+	var room [ucxHeadRoom]byte
+	hdr := room[:ucxPrefix]
 	if hdr, err = appendFrameHead(hdr, &pc.Header, pc.Chunks); err != nil {
 		return &PeerError{dest, "send", err}
 	}
+	binary.LittleEndian.PutUint32(hdr, u.cfg.Locality)
+	copy(hdr[16:32], p.sendTok[:])
 	wire := int64(len(hdr) - ucxPrefix)
-	bufs := make([][]byte, 0, len(pc.Chunks)+1)
-	flags := uint32(ucxInlined)
-	if len(hdr) > u.w.maxH {
-		flags = 0
-		bufs = append(bufs, hdr[ucxPrefix:])
-		hdr = hdr[:ucxPrefix]
-	}
 	for _, c := range pc.Chunks {
 		wire += int64(len(c))
-		bufs = append(bufs, c)
 	}
-	if len(bufs) > 1 && wire <= ucxGather {
-		// Small data in pieces: one buffer, which UCX can send at once.
-		one := make([]byte, 0, wire)
-		for _, b := range bufs {
-			one = append(one, b...)
-		}
-		bufs = append(bufs[:0], one)
-	}
-	binary.LittleEndian.PutUint32(hdr, u.cfg.Locality)
-	binary.LittleEndian.PutUint32(hdr[4:], flags)
-	copy(hdr[16:32], p.sendTok[:])
-	v := newUCXIOV(bufs, true)
-	v.pin.Pin(&hdr[0])
-
-	u.w.mu.Lock()
-	if u.shut {
-		u.w.mu.Unlock()
-		v.free()
-		return &PeerError{dest, "send", ErrClosed}
-	}
-	if p.broken != nil || p.ep == nil {
-		cause := p.broken
-		u.w.mu.Unlock()
-		v.free()
-		return u.verdict(p, cause)
-	}
-	binary.LittleEndian.PutUint64(hdr[8:], p.seq)
-	id := u.nextID
-	u.nextID++
-	done, err := u.w.send(p.ep, ucxPtr(hdr), len(hdr), v, id)
-	var op *ucxOp
-	if !done {
-		op = &ucxOp{done: make(chan error, 1), iov: v}
-		u.ops[id] = op
-	}
-	if !done || err == nil {
-		p.seq++
-	}
-	sleeping := u.sleeping.Load()
-	u.w.mu.Unlock()
-	if op != nil || sleeping {
-		u.w.signal()
-	}
-	if op != nil {
-		err = <-op.done
+	if len(hdr) <= u.w.maxH && wire-int64(len(hdr)-ucxPrefix) <= ucxGather {
+		err = u.sendCopied(p, hdr, pc.Chunks)
 	} else {
-		v.free()
+		err = u.sendPinned(p, hdr, pc.Chunks, wire)
 	}
-	goruntime.KeepAlive(hdr)
 	if err != nil {
-		return u.verdict(p, err)
+		return err
 	}
 	p.ctr.parcelsSent.Add(1)
 	p.ctr.bytesSent.Add(uint64(wire))

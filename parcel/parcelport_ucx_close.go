@@ -95,6 +95,9 @@ func (u *UCX) Close() error {
 		if op.iov != nil {
 			op.iov.free()
 		}
+		if op.cmem != nil {
+			freeC(op.cmem)
+		}
 		op.done <- &PeerError{u.cfg.Locality, "close", ErrClosed}
 		delete(u.ops, id)
 	}

@@ -33,9 +33,10 @@ const ucxBusyWait = 200 * time.Microsecond
 // ucxStep is what one round of progress leaves to do once the worker is
 // let go: parcels to hand over, peers to fail, operations to answer.
 type ucxStep struct {
-	deliver []*ucxIn
-	fail    []ucxFailure
-	answer  []ucxAnswer
+	fail   []ucxFailure
+	answer []ucxAnswer
+	busy   bool // operations are in flight
+	queued bool // parcels were queued for the Handler
 }
 
 type ucxFailure struct {
@@ -57,19 +58,25 @@ func (u *UCX) progressLoop() {
 	idleSince, idleFor := time.Time{}, time.Duration(0)
 	gaveUp, tries := false, 0
 	for !u.stop.Load() {
-		u.w.mu.Lock()
-		did := u.w.progress()
-		n := 0
-		err := u.w.drain(func(ev *ucxEvent) { n++; u.event(ev, &st) })
-		u.closeDown()
-		busy := len(u.ops) > 0
-		u.w.mu.Unlock()
-		if err != nil {
-			u.cfg.Logger.Error("parcel: UCX progress", "locality", u.cfg.Locality, "err", err)
+		if u.stepAside() {
+			// A caller that found the cores shared stopped: then do
+			// not spin either.
+			idleSince, gaveUp, tries = time.Time{}, u.sharedNow(), 0
+			continue
 		}
+		u.w.mu.Lock()
+		active := u.roundLocked(&st)
+		busy, delivered := st.busy, st.queued
 		u.finish(&st)
-		if did || n > 0 {
+		if active {
 			idleSince, gaveUp, tries = time.Time{}, false, 0
+			if delivered && !busy {
+				// Let a task the handler woke run now, on this
+				// processor, rather than after another round; not
+				// while operations are in flight (bulk data), whose
+				// progress comes first.
+				goruntime.Gosched()
+			}
 			continue
 		}
 		if idleSince.IsZero() || tries%16 == 0 {
@@ -91,6 +98,12 @@ func (u *UCX) progressLoop() {
 				t0 := time.Now()
 				osYield()
 				gaveUp = time.Since(t0) >= yieldTaken
+				if at := int64(0); gaveUp || u.shared.Load() != 0 {
+					if gaveUp {
+						at = t0.UnixNano()
+					}
+					u.shared.Store(at)
+				}
 			}
 			continue
 		}
@@ -143,13 +156,9 @@ func (u *UCX) finish(st *ucxStep) {
 	for _, a := range st.answer {
 		a.ch <- a.err
 	}
-	for _, in := range st.deliver {
-		in.peer.ctr.parcelsRecv.Add(1)
-		in.peer.ctr.bytesRecv.Add(uint64(in.wire))
-		if in.p.Header.Kind != KindHeartbeat && !u.closed.Load() {
-			u.cfg.Handler.Receive(in.p)
-		}
-		in.peer.delivered.Store(in.seq + 1)
+	if st.queued {
+		st.queued = false
+		u.deliverQueued()
 	}
 	for _, f := range st.fail {
 		u.cfg.Logger.Warn("parcel: bad UCX message", "locality", u.cfg.Locality, "peer", f.peer.id, "err", f.err)
@@ -158,15 +167,14 @@ func (u *UCX) finish(st *ucxStep) {
 		}
 	}
 	clear(st.answer)
-	clear(st.deliver)
 	clear(st.fail)
-	st.answer, st.deliver, st.fail = st.answer[:0], st.deliver[:0], st.fail[:0]
+	st.answer, st.fail = st.answer[:0], st.fail[:0]
 }
 
 // closeDown force-closes the endpoints of peers the TCP side found down or
 // gone, so that what is in flight to them ends. w.mu held.
 func (u *UCX) closeDown() {
-	if !u.downs.Swap(false) {
+	if !u.downs.Load() || !u.downs.Swap(false) {
 		return
 	}
 	u.mu.Lock()
@@ -204,6 +212,9 @@ func (u *UCX) event(ev *ucxEvent, st *ucxStep) {
 		err := ucxErr("operation", ev.status)
 		if op.iov != nil {
 			op.iov.free()
+		}
+		if op.cmem != nil {
+			freeC(op.cmem)
 		}
 		if op.in != nil {
 			u.received(op.in, err, st)
@@ -244,7 +255,6 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 		release()
 		return
 	}
-	in := &ucxIn{peer: p, seq: seq}
 	bad := func(err error) {
 		p.failed = true
 		st.fail = append(st.fail, ucxFailure{p, err})
@@ -254,11 +264,17 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 		bad(fmt.Errorf("message %d came twice", seq))
 		return
 	}
-	p.parked[seq] = in
 	if p.dec == nil {
 		p.dec = newFrameDecoder(u.cfg.MaxFrame, u.cfg.Handler.Buffer)
+		p.dec.recycle = u.recycler != nil
 	}
-	var chunks [][]byte
+	var (
+		pc     *Parcel
+		wire   int64
+		chunks [][]byte
+		whole  []byte
+		room   [4][]byte // the chunks of most parcels, without an allocation
+	)
 	if flags&ucxInlined != 0 {
 		// The data must be the frame's chunks: checked before the
 		// decoder takes memory for them.
@@ -275,12 +291,12 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 			}
 		}
 		var err error
-		if in.p, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:]); err != nil {
+		if pc, chunks, err = ucxHead(p.dec, ev.hdr[ucxPrefix:], room[:0]); err != nil {
 			release()
 			bad(err)
 			return
 		}
-		in.wire = int64(len(ev.hdr) - ucxPrefix + ev.len)
+		wire = int64(len(ev.hdr) - ucxPrefix + ev.len)
 		var total int
 		for _, c := range chunks {
 			total += len(c)
@@ -296,8 +312,8 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 			bad(&FrameError{"frame length", fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, ev.len, u.cfg.MaxFrame)})
 			return
 		}
-		in.whole = make([]byte, ev.len)
-		chunks = [][]byte{in.whole}
+		whole = make([]byte, ev.len)
+		chunks = [][]byte{whole}
 	}
 	if !ev.rndv {
 		data := ev.copied
@@ -310,12 +326,23 @@ func (u *UCX) am(ev *ucxEvent, st *ucxStep) {
 				data = data[copy(c, data):]
 			}
 		} else {
-			in.p, in.wire, err = ucxWhole(p.dec, data)
+			pc, wire, err = ucxWhole(p.dec, data)
 		}
 		u.w.release(ev.data)
+		if err == nil && seq == p.next && len(p.parked) == 0 {
+			// In turn, and nothing parked: due now, without parking.
+			p.next++
+			u.dq = append(u.dq, ucxDue{p, seq, pc, wire})
+			st.queued = true
+			return
+		}
+		in := &ucxIn{peer: p, seq: seq, p: pc, wire: wire}
+		p.parked[seq] = in
 		u.received(in, err, st)
 		return
 	}
+	in := &ucxIn{peer: p, seq: seq, p: pc, wire: wire, whole: whole}
+	p.parked[seq] = in
 	// Always an IOV array: a rendezvous over UCX's shared-memory
 	// transports into one contiguous buffer streamed at about two thirds
 	// of the rate of the same buffer described as an IOV (8 MiB calls,
@@ -355,15 +382,16 @@ func (u *UCX) received(in *ucxIn, err error, st *ucxStep) {
 		}
 		delete(p.parked, p.next)
 		p.next++
-		st.deliver = append(st.deliver, next)
+		u.dq = append(u.dq, ucxDue{p, next.seq, next.p, next.wire})
+		st.queued = true
 	}
 }
 
 // ucxHead feeds a frame's prefix and header to d and returns the parcel
-// with its chunks' memory (from Handler.Buffer where it gives some), which
-// the AM's data is then to fill; d is left between frames.
-func ucxHead(d *frameDecoder, b []byte) (*Parcel, [][]byte, error) {
-	var chunks [][]byte
+// with its chunks' memory (from Handler.Buffer where it gives some),
+// appended to chunks, which the AM's data is then to fill; d is left
+// between frames.
+func ucxHead(d *frameDecoder, b []byte, chunks [][]byte) (*Parcel, [][]byte, error) {
 	for {
 		sp, direct := d.space()
 		n := 0
@@ -417,3 +445,6 @@ func ucxWhole(d *frameDecoder, b []byte) (*Parcel, int64, error) {
 
 // ucxPtr is the address of b's first byte, pinned by the caller.
 func ucxPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
+
+// cView is a view of n bytes of C memory at p.
+func cView(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }

@@ -246,6 +246,14 @@ static ucs_status_t tux_flush_ep(tux_port *p, ucp_ep_h ep, uint64_t id) {
 	return tux_status(p, ucp_ep_flush_nbx(ep, &rp), id);
 }
 
+// The calls of every message or poll take handles as integers: cgo
+// checks each pointer argument for Go memory, wasted work on C's.
+static unsigned tux_progress(uintptr_t p) { return ucp_worker_progress(((tux_port *)p)->worker); }
+static ucs_status_t tux_send_c(uintptr_t p, uintptr_t ep, uintptr_t hdr, size_t hlen, uintptr_t buf, size_t len, uint64_t id) {
+	return tux_send((tux_port *)p, (ucp_ep_h)ep, (const void *)hdr, hlen, buf, len, NULL, 0, id);
+}
+static void tux_signal(uintptr_t p) { ucp_worker_signal(((tux_port *)p)->worker); }
+
 // tux_readable reports whether fd is readable now, without waiting.
 static int tux_readable(int fd) {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -292,9 +300,46 @@ func ucxErr(op string, st C.ucs_status_t) error {
 type ucxWorker struct {
 	mu   sync.Mutex // held for every call of the worker
 	p    *C.tux_port
+	up   C.uintptr_t // p as an integer, for the calls of every message
 	efd  int
 	addr []byte // the worker's address, what peers create endpoints to
 	maxH int    // the largest AM header the worker sends
+
+	// C memory small sends are copied into (sendScratch), scap bytes.
+	sbuf unsafe.Pointer
+	scap int
+}
+
+// scratch returns the worker's C memory for a copied send, at least n
+// bytes. mu held.
+func (w *ucxWorker) scratch(n int) []byte {
+	if w.scap < n {
+		if w.sbuf != nil {
+			C.free(w.sbuf)
+		}
+		w.scap = max(n, 16<<10)
+		w.sbuf = C.malloc(C.size_t(w.scap))
+	}
+	return cView(w.sbuf, w.scap)
+}
+
+// takeScratch hands the scratch memory to a send UCX did not finish at
+// once; the next send gets new memory. mu held.
+func (w *ucxWorker) takeScratch() unsafe.Pointer {
+	b := w.sbuf
+	w.sbuf, w.scap = nil, 0
+	return b
+}
+
+// sendScratch posts an AM whose header (hlen bytes) and data (n bytes)
+// were copied into the scratch memory, in that order; see send. mu held.
+func (w *ucxWorker) sendScratch(e *ucxEndpoint, hlen, n int, id uint64) (done bool, err error) {
+	hdr := C.uintptr_t(uintptr(w.sbuf))
+	st := C.tux_send_c(w.up, e.up, hdr, C.size_t(hlen), hdr+C.uintptr_t(hlen), C.size_t(n), C.uint64_t(id))
+	if st == C.UCS_INPROGRESS {
+		return false, nil
+	}
+	return true, ucxErr("am send", st)
 }
 
 // ucxVersion is the version of the UCX library linked.
@@ -310,6 +355,7 @@ func openUCXWorker() (*ucxWorker, error) {
 		return nil, ucxErr(fmt.Sprintf("init (UCX_TLS=%q, UCX_NET_DEVICES=%q)", os.Getenv("UCX_TLS"), os.Getenv("UCX_NET_DEVICES")), st)
 	}
 	w.efd = int(efd)
+	w.up = C.uintptr_t(uintptr(unsafe.Pointer(w.p)))
 	var a unsafe.Pointer
 	var n C.size_t
 	if st := C.tux_address(w.p, &a, &n); st != C.UCS_OK {
@@ -326,6 +372,7 @@ func openUCXWorker() (*ucxWorker, error) {
 // callback is given, freed once the endpoint is closed.
 type ucxEndpoint struct {
 	ep  C.ucp_ep_h
+	up  C.uintptr_t // ep as an integer
 	arg *C.tux_ep_arg
 }
 
@@ -343,6 +390,7 @@ func (w *ucxWorker) connect(peer uint32, addr []byte) (*ucxEndpoint, error) {
 		C.free(unsafe.Pointer(arg))
 		return nil, ucxErr("endpoint", st)
 	}
+	e.up = C.uintptr_t(uintptr(unsafe.Pointer(e.ep)))
 	return e, nil
 }
 
@@ -460,7 +508,7 @@ func (w *ucxWorker) flushEndpoint(e *ucxEndpoint, id uint64) (done bool, err err
 
 // progress runs the worker once and reports whether it did something. mu
 // held.
-func (w *ucxWorker) progress() bool { return C.ucp_worker_progress(w.p.worker) != 0 }
+func (w *ucxWorker) progress() bool { return C.tux_progress(w.up) != 0 }
 
 // arm readies the event descriptor for waiting; false: events are pending,
 // progress first. mu held.
@@ -480,7 +528,7 @@ func (w *ucxWorker) arm() (bool, error) {
 func readable(fd uintptr) bool { return C.tux_readable(C.int(fd)) != 0 }
 
 // signal wakes whoever waits on the event descriptor; any goroutine.
-func (w *ucxWorker) signal() { C.ucp_worker_signal(w.p.worker) }
+func (w *ucxWorker) signal() { C.tux_signal(w.up) }
 
 // ucxEvent is a drained event.
 type ucxEvent struct {
@@ -529,17 +577,18 @@ func (w *ucxWorker) drain(f func(ev *ucxEvent)) error {
 	return nil
 }
 
-// cBytes returns n bytes of C memory, freed with freeC.
-func cBytes(n int) unsafe.Pointer { return C.malloc(C.size_t(max(n, 1))) }
-
+// freeC frees C memory.
 func freeC(p unsafe.Pointer) { C.free(p) }
-
-// cView is a view of n bytes of C memory at p.
-func cView(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
 
 // close destroys the worker and the context; every endpoint must be
 // closed. mu held.
-func (w *ucxWorker) close() { C.tux_destroy(w.p) }
+func (w *ucxWorker) close() {
+	C.tux_destroy(w.p)
+	if w.sbuf != nil {
+		C.free(w.sbuf)
+		w.sbuf, w.scap = nil, 0
+	}
+}
 
 // freeEndpoint frees e's C memory once it is closed.
 func (e *ucxEndpoint) free() { C.free(unsafe.Pointer(e.arg)) }
