@@ -46,9 +46,10 @@ const (
 	maxRingBytes          = 1 << 30
 	ringSleepLimit        = time.Second // longest futex sleep; a wake-up ends it sooner
 
-	// A spinning ring waiter lets the process's goroutines run every
-	// ringGoschedEvery looks when polling (four times as seldom
-	// otherwise), and the machine's threads every ringYieldEvery; a
+	// A spinning ring waiter that does not poll lets the process's
+	// goroutines run every 4*ringGoschedEvery looks (the progress loop
+	// every ringGoschedEvery; a polling waiter: ringPollGoschedEvery),
+	// and the machine's threads every ringYieldEvery; a
 	// sched_yield that took ringYieldTaken or more ends the spin (the
 	// TCP spinner's figures).
 	ringGoschedEvery = 4
@@ -68,8 +69,27 @@ const (
 
 	// A spinning waiter looks at its stop condition (channels closed when
 	// the peer or the port goes: a select each) every ringStopEvery
-	// looks, at its ring at every look.
-	ringStopEvery = 16
+	// looks, at its ring at every look, and at the clock every
+	// ringClockEvery looks.
+	ringStopEvery  = 16
+	ringClockEvery = 32
+
+	// A polling waiter (the port's readers in poll mode) spins on for as
+	// long as the port polls, and a look at its ring costs a few
+	// nanoseconds where a Gosched costs about 150 and a look at the clock
+	// over 100 on some machines (a virtual machine's): it lets the
+	// process's goroutines run every ringPollGoschedEvery looks, looks at
+	// the clock every ringPollClockEvery, and counts its yield pace
+	// (yieldPace) in rounds of ringPollRound looks, so that its yields
+	// come about as far apart in time as a blocking waiter's. A goroutine
+	// a delivered parcel readies runs at once all the same (the reader
+	// lets it after each batch), and a task that polls the rings itself
+	// gets the processor at the next look (ringWait.polls). Spinning with
+	// a Gosched every four looks, the reader spent most of its time in
+	// them, and a message that came then waited for one to end.
+	ringPollGoschedEvery = 64
+	ringPollClockEvery   = 256
+	ringPollRound        = 16
 )
 
 // yieldPace is how often a spinning ring waiter calls sched_yield,
@@ -206,13 +226,15 @@ func (s *ringSegment) close() error { return s.reg.Close() }
 
 // ring is one process's end of one ring: the writer's or the reader's.
 // pos is the writer's head (written, perhaps not yet published) or the
-// reader's tail; pub is the head the writer last published.
+// reader's tail; pub is the head the writer last published; seen is the
+// reader's tail as the writer last loaded it (see writable).
 type ring struct {
 	ctl  *ringCtl
 	data []byte
 	size uint64
 	pos  uint64
 	pub  uint64
+	seen uint64
 }
 
 // errRingCorrupt: the other side's position is impossible.
@@ -226,13 +248,24 @@ func (e *errRingCorrupt) Error() string {
 	return fmt.Sprintf("shared-memory ring corrupt: %s (head %d, tail %d, ring of %d bytes)", e.what, e.head, e.tail, e.size)
 }
 
-// writable returns how many bytes the writer may add now.
+// writable returns how many bytes the writer may add now: as many as
+// were free when it last loaded the reader's tail, as long as that leaves
+// more than a quarter of the ring; else it loads the tail again. The tail
+// lives on a cache line the reader writes after every read: loading it
+// for every message would move that line from the reader's core to the
+// writer's, a transfer between cores on the path of every message, where
+// a writer of small messages now loads it once per three quarters of a
+// ring.
 func (r *ring) writable() (uint64, error) {
+	if used := r.pos - r.seen; used < r.size-r.size/4 {
+		return r.size - used, nil
+	}
 	tail := r.ctl.tail.Load()
 	used := r.pos - tail
 	if used > r.size {
 		return 0, &errRingCorrupt{"the reader's tail is outside the ring", r.pos, tail, r.size}
 	}
+	r.seen = tail
 	return r.size - used, nil
 }
 
@@ -330,7 +363,7 @@ type ringWait struct {
 	pace    *yieldPace // how often to sched_yield; nil: every ringYieldEvery looks
 	// polls, if not nil, counts the port's Polls: while it moves between
 	// looks a task reads the rings itself, and the waiter gives it the
-	// processor at once rather than after ringGoschedEvery looks.
+	// processor at once rather than after ringPollGoschedEvery looks.
 	polls *atomic.Uint64
 }
 
@@ -347,6 +380,10 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		}
 		var start time.Time
 		var polls uint64
+		gosched, clock, round := 4*ringGoschedEvery, ringClockEvery, 1
+		if w.poll {
+			gosched, clock, round = ringPollGoschedEvery, ringPollClockEvery, ringPollRound
+		}
 		for i := 1; ; i++ {
 			if w.polls != nil {
 				// Before the look at the ring: a task that polls takes
@@ -363,10 +400,10 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 				}
 				return
 			}
-			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
+			if i%gosched == 0 {
 				goruntime.Gosched()
 			}
-			if w.pace.due(i) {
+			if i%round == 0 && w.pace.due(i/round) {
 				// As the TCP spinner: a sched_yield that gave the core
 				// away for long means the cores are shared, and spinning
 				// on would take one from the process the ring waits for.
@@ -378,7 +415,7 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 					break
 				}
 			}
-			if i%32 == 0 {
+			if i%clock == 0 {
 				now := time.Now()
 				if start.IsZero() {
 					start = now
