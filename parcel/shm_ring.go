@@ -79,30 +79,40 @@ const (
 	// nanoseconds where a Gosched costs about 150 and a look at the clock
 	// over 100 on some machines (a virtual machine's): it lets the
 	// process's goroutines run every ringPollGoschedEvery looks, looks at
-	// the clock every ringPollClockEvery, and counts its yield pace
-	// (yieldPace) in rounds of ringPollRound looks, so that its yields
-	// come about as far apart in time as a blocking waiter's. A goroutine
-	// a delivered parcel readies runs at once all the same (the reader
-	// lets it after each batch), and a task that polls the rings itself
-	// gets the processor at the next look (ringWait.polls). Spinning with
-	// a Gosched every four looks, the reader spent most of its time in
-	// them, and a message that came then waited for one to end.
-	ringPollGoschedEvery = 64
-	ringPollClockEvery   = 256
-	ringPollRound        = 16
+	// the clock every ringPollClockEvery, and, while its yields come back
+	// at once, yields as seldom as every ringPollYieldEveryMax looks, so
+	// that they come about as far apart in time as they did with a
+	// Gosched every four looks; while they give the core away it yields
+	// as often as a blocking waiter. A goroutine a delivered parcel
+	// readies runs at once all the same (the reader lets it after each
+	// batch), and a task that polls the rings itself gets the processor
+	// at the next look (ringWait.polls). Spinning with a Gosched every
+	// four looks, the reader spent most of its time in them, and a
+	// message that came then waited for one to end.
+	ringPollGoschedEvery  = 64
+	ringPollClockEvery    = 256
+	ringPollYieldEveryMax = 16 * ringYieldEveryMax
 )
 
 // yieldPace is how often a spinning ring waiter calls sched_yield,
 // adapted to what the yields showed (see ringYieldEveryMax): every least
-// looks at most often (ringYieldEvery when 0). It lives as long as its
-// waiter, across waits.
-type yieldPace struct{ every, least int }
+// looks at most often (ringYieldEvery when 0), every most looks at least
+// often (ringYieldEveryMax when 0). It lives as long as its waiter,
+// across waits.
+type yieldPace struct{ every, least, most int }
 
 func (y *yieldPace) floor() int {
 	if y != nil && y.least > 0 {
 		return y.least
 	}
 	return ringYieldEvery
+}
+
+func (y *yieldPace) ceil() int {
+	if y != nil && y.most > 0 {
+		return y.most
+	}
+	return ringYieldEveryMax
 }
 
 // due reports whether the waiter yields at its look i.
@@ -120,8 +130,8 @@ func (y *yieldPace) took(d time.Duration) {
 	case y == nil:
 	case d >= ringYieldGave:
 		y.every = y.floor()
-	case y.every < ringYieldEveryMax:
-		y.every = min(max(2*y.every, 2*y.floor()), ringYieldEveryMax)
+	case y.every < y.ceil():
+		y.every = min(max(2*y.every, 2*y.floor()), y.ceil())
 	}
 }
 
@@ -380,9 +390,12 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		}
 		var start time.Time
 		var polls uint64
-		gosched, clock, round := 4*ringGoschedEvery, ringClockEvery, 1
+		gosched, clock := 4*ringGoschedEvery, ringClockEvery
 		if w.poll {
-			gosched, clock, round = ringPollGoschedEvery, ringPollClockEvery, ringPollRound
+			gosched, clock = ringPollGoschedEvery, ringPollClockEvery
+			if w.pace != nil && w.pace.most == 0 {
+				w.pace.most = ringPollYieldEveryMax // the pace lives across waits: set once
+			}
 		}
 		for i := 1; ; i++ {
 			if w.polls != nil {
@@ -403,7 +416,7 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 			if i%gosched == 0 {
 				goruntime.Gosched()
 			}
-			if i%round == 0 && w.pace.due(i/round) {
+			if w.pace.due(i) {
 				// As the TCP spinner: a sched_yield that gave the core
 				// away for long means the cores are shared, and spinning
 				// on would take one from the process the ring waits for.
