@@ -79,18 +79,18 @@ const (
 	// nanoseconds where a Gosched costs about 150 and a look at the clock
 	// over 100 on some machines (a virtual machine's): it lets the
 	// process's goroutines run every ringPollGoschedEvery looks, looks at
-	// the clock every ringPollClockEvery, and, while its yields come back
-	// at once, yields as seldom as every ringPollYieldEveryMax looks, so
-	// that they come about as far apart in time as they did with a
-	// Gosched every four looks; while they give the core away it yields
-	// as often as a blocking waiter. A goroutine a delivered parcel
-	// readies runs at once all the same (the reader lets it after each
-	// batch), and a task that polls the rings itself gets the processor
-	// at the next look (ringWait.polls). Spinning with a Gosched every
-	// four looks, the reader spent most of its time in them, and a
-	// message that came then waited for one to end.
-	ringPollGoschedEvery  = 64
-	ringPollClockEvery    = 256
+	// the clock every ringPollClockEvery (the port's PollFor is a
+	// millisecond), and, while its yields come back at once, yields as
+	// seldom as every ringPollYieldEveryMax looks, about twice as far
+	// apart in time as with a Gosched every four looks; while they give
+	// the core away it yields as often as a blocking waiter. A goroutine
+	// a delivered parcel readies runs at once all the same (the reader
+	// lets it after each batch), and a task that polls the rings itself
+	// gets the processor at the next look (ringWait.polls). Spinning with
+	// a Gosched every four looks, the reader spent most of its time in
+	// them, and a message that came then waited for one to end.
+	ringPollGoschedEvery  = 256
+	ringPollClockEvery    = 1024
 	ringPollYieldEveryMax = 16 * ringYieldEveryMax
 )
 
