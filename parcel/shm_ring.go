@@ -115,12 +115,20 @@ func (y *yieldPace) ceil() int {
 	return ringYieldEveryMax
 }
 
-// due reports whether the waiter yields at its look i.
-func (y *yieldPace) due(i int) bool {
+// period is how many looks apart the waiter yields now.
+func (y *yieldPace) period() int {
 	e := y.floor()
 	if y != nil && y.every > e {
 		e = y.every
 	}
+	return e
+}
+
+// due reports whether the waiter yields at its look i. A waiter that looks
+// every few nanoseconds counts down period instead: a division at every
+// look took a fifth of a polling reader's spin.
+func (y *yieldPace) due(i int) bool {
+	e := y.period()
 	return i%e == e-1
 }
 
@@ -390,14 +398,17 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		}
 		var start time.Time
 		var polls uint64
-		gosched, clock := 4*ringGoschedEvery, ringClockEvery
+		// Masks, not moduli: the counts are powers of two, and a division
+		// at every look would cost more than the look.
+		gosched, clock := uint(4*ringGoschedEvery-1), uint(ringClockEvery-1)
 		if w.poll {
-			gosched, clock = ringPollGoschedEvery, ringPollClockEvery
+			gosched, clock = ringPollGoschedEvery-1, ringPollClockEvery-1
 			if w.pace != nil && w.pace.most == 0 {
 				w.pace.most = ringPollYieldEveryMax // the pace lives across waits: set once
 			}
 		}
-		for i := 1; ; i++ {
+		yieldIn := w.pace.period()
+		for i := uint(1); ; i++ {
 			if w.polls != nil {
 				// Before the look at the ring: a task that polls takes
 				// what comes itself.
@@ -413,10 +424,10 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 				}
 				return
 			}
-			if i%gosched == 0 {
+			if i&gosched == 0 {
 				goruntime.Gosched()
 			}
-			if w.pace.due(i) {
+			if yieldIn--; yieldIn <= 0 {
 				// As the TCP spinner: a sched_yield that gave the core
 				// away for long means the cores are shared, and spinning
 				// on would take one from the process the ring waits for.
@@ -424,11 +435,12 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 				ringYield()
 				took := time.Since(t0)
 				w.pace.took(took)
+				yieldIn = w.pace.period()
 				if took >= ringYieldTaken {
 					break
 				}
 			}
-			if i%clock == 0 {
+			if i&clock == 0 {
 				now := time.Now()
 				if start.IsZero() {
 					start = now
