@@ -49,7 +49,9 @@ func (s *scheduler) awaitReady(ready *atomic.Bool) bool {
 		if try%pollPortEvery == 0 && pp != nil && !pp.Polling() {
 			return false
 		}
-		if try%pollClockEvery == 0 {
+		if try%pollClockEvery == pollClockEvery-1 {
+			// Not at the first look: most waits end before the clock
+			// would be read at all.
 			now := time.Now()
 			if start.IsZero() {
 				start = now
