@@ -3,6 +3,7 @@ package parcel
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // The header's encoding is the one its msgp code defines (header_gen.go,
@@ -37,74 +38,132 @@ const (
 // headerFields is the number of elements of the Header tuple.
 const headerFields = 12
 
+// headerFixedMax bounds the bytes of an encoded header besides its
+// strings, byte fields and chunk lengths: the tuple's and the version's
+// bytes, kind and code (2 each at most), source and dest (5), request and
+// parent (9), the prefixes of two strs, two bins and the chunk list (5).
+const headerFixedMax = 2 + 2*2 + 2*5 + 2*9 + 5*5
+
 // appendHeader appends h, with this build's HeaderVersion and the lengths
-// of chunks as its chunk list, as Header.MarshalMsg would encode it.
+// of chunks as its chunk list, as Header.MarshalMsg would encode it. It
+// takes the room once and writes each field in place: it is on the path
+// of every parcel.
 func appendHeader(b []byte, h *Header, chunks [][]byte) []byte {
-	b = append(b, mpFixArray|headerFields, HeaderVersion)
-	b = appendUint(b, uint64(h.Kind))
-	b = appendUint(b, uint64(h.Source))
-	b = appendUint(b, uint64(h.Dest))
-	b = appendStr(b, h.Action)
-	b = appendUint(b, h.Request)
-	b = appendUint(b, h.Parent)
-	b = appendUint(b, uint64(h.Code))
-	b = appendStr(b, h.Error)
-	b = appendBin(b, h.Args)
-	b = appendBin(b, h.Trace)
+	need := headerFixedMax + len(h.Action) + len(h.Error) + len(h.Args) + len(h.Trace) + 9*len(chunks)
+	start := len(b)
+	b = slices.Grow(b, need)
+	w := b[start : start+need]
+	w[0], w[1] = mpFixArray|headerFields, HeaderVersion
+	i := putUint(w, 2, uint64(h.Kind))
+	i = putUint(w, i, uint64(h.Source))
+	i = putUint(w, i, uint64(h.Dest))
+	i = putStr(w, i, h.Action)
+	i = putUint(w, i, h.Request)
+	i = putUint(w, i, h.Parent)
+	i = putUint(w, i, uint64(h.Code))
+	// Most parcels carry no error text, no trace and no arguments in the
+	// header (a []byte or []float64 travels as a chunk): written here,
+	// without a call each.
+	if len(h.Error) == 0 {
+		w[i] = mpFixStr
+		i++
+	} else {
+		i = putStr(w, i, h.Error)
+	}
+	if len(h.Args) == 0 {
+		w[i], w[i+1] = mpBin8, 0
+		i += 2
+	} else {
+		i = putBin(w, i, h.Args)
+	}
+	if len(h.Trace) == 0 {
+		w[i], w[i+1] = mpBin8, 0
+		i += 2
+	} else {
+		i = putBin(w, i, h.Trace)
+	}
 	switch n := len(chunks); {
 	case n <= 15:
-		b = append(b, mpFixArray|byte(n))
+		w[i] = mpFixArray | byte(n)
+		i++
 	case n <= math.MaxUint16:
-		b = append(b, mpArray16, byte(n>>8), byte(n))
+		w[i], w[i+1], w[i+2] = mpArray16, byte(n>>8), byte(n)
+		i += 3
 	default:
-		b = binary.BigEndian.AppendUint32(append(b, mpArray32), uint32(n))
+		w[i] = mpArray32
+		binary.BigEndian.PutUint32(w[i+1:], uint32(n))
+		i += 5
 	}
 	for _, c := range chunks {
-		b = appendUint(b, uint64(len(c)))
+		i = putUint(w, i, uint64(len(c)))
 	}
-	return b
+	return b[:start+i]
 }
 
-// appendUint appends v in its smallest msgpack encoding.
-func appendUint(b []byte, v uint64) []byte {
+// putUint writes v at w[i:] in its smallest msgpack encoding and returns
+// the index past it.
+func putUint(w []byte, i int, v uint64) int {
+	if v < 0x80 {
+		w[i] = byte(v)
+		return i + 1
+	}
+	return putUintWide(w, i, v)
+}
+
+func putUintWide(w []byte, i int, v uint64) int {
 	switch {
-	case v < 0x80:
-		return append(b, byte(v))
 	case v <= math.MaxUint8:
-		return append(b, mpUint8, byte(v))
+		w[i], w[i+1] = mpUint8, byte(v)
+		return i + 2
 	case v <= math.MaxUint16:
-		return append(b, mpUint16, byte(v>>8), byte(v))
+		w[i] = mpUint16
+		binary.BigEndian.PutUint16(w[i+1:], uint16(v))
+		return i + 3
 	case v <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(b, mpUint32), uint32(v))
+		w[i] = mpUint32
+		binary.BigEndian.PutUint32(w[i+1:], uint32(v))
+		return i + 5
 	}
-	return binary.BigEndian.AppendUint64(append(b, mpUint64), v)
+	w[i] = mpUint64
+	binary.BigEndian.PutUint64(w[i+1:], v)
+	return i + 9
 }
 
-// appendStr appends s as a msgpack str.
-func appendStr(b []byte, s string) []byte {
+// putStr writes s at w[i:] as a msgpack str.
+func putStr(w []byte, i int, s string) int {
 	if len(s) <= 31 {
-		b = append(b, mpFixStr|byte(len(s)))
+		w[i] = mpFixStr | byte(len(s))
+		i++
 	} else {
-		b = appendLen(b, len(s), mpStr8, mpStr16, mpStr32)
+		i = putLen(w, i, len(s), mpStr8, mpStr16, mpStr32)
 	}
-	return append(b, s...)
+	if len(s) == 0 {
+		return i
+	}
+	return i + copy(w[i:], s)
 }
 
-// appendBin appends v as a msgpack bin.
-func appendBin(b []byte, v []byte) []byte {
-	return append(appendLen(b, len(v), mpBin8, mpBin16, mpBin32), v...)
+// putBin writes v at w[i:] as a msgpack bin.
+func putBin(w []byte, i int, v []byte) int {
+	i = putLen(w, i, len(v), mpBin8, mpBin16, mpBin32)
+	return i + copy(w[i:], v)
 }
 
-// appendLen appends the type byte and length of a str or bin of n bytes:
-// t8, t16 or t32, the smallest that holds n.
-func appendLen(b []byte, n int, t8, t16, t32 byte) []byte {
+// putLen writes the type byte and length of a str or bin of n bytes: t8,
+// t16 or t32, the smallest that holds n.
+func putLen(w []byte, i, n int, t8, t16, t32 byte) int {
 	switch {
 	case n <= math.MaxUint8:
-		return append(b, t8, byte(n))
+		w[i], w[i+1] = t8, byte(n)
+		return i + 2
 	case n <= math.MaxUint16:
-		return append(b, t16, byte(n>>8), byte(n))
+		w[i] = t16
+		binary.BigEndian.PutUint16(w[i+1:], uint16(n))
+		return i + 3
 	}
-	return binary.BigEndian.AppendUint32(append(b, t32), uint32(n))
+	w[i] = t32
+	binary.BigEndian.PutUint32(w[i+1:], uint32(n))
+	return i + 5
 }
 
 // readHeader decodes b into h as DecodeHeader does, reusing the room h's
@@ -123,11 +182,14 @@ func readHeader(b []byte, h *Header, names *nameCache) error {
 // index past what it read, or -1, which makes the getters after it fail
 // too.
 func readHeaderFast(b []byte, h *Header, names *nameCache) bool {
-	if len(b) < 2 || b[0] != mpFixArray|headerFields || b[1] != HeaderVersion {
+	// The shortest header: 2 bytes of tuple and version, 7 integers, 2
+	// empty strs, 2 empty bins and an empty chunk list. The kind, 1 to 4,
+	// is a fixint in its smallest encoding.
+	if len(b) < 15 || b[0] != mpFixArray|headerFields || b[1] != HeaderVersion {
 		return false
 	}
-	kind, i := getUint(b, 2)
-	source, i := getUint(b, i)
+	kind := uint64(b[2])
+	source, i := getUint(b, 3)
 	dest, i := getUint(b, i)
 	action, i := getStr(b, i)
 	request, i := getUint(b, i)
@@ -166,9 +228,17 @@ func readHeaderFast(b []byte, h *Header, names *nameCache) bool {
 	h.Source, h.Dest = uint32(source), uint32(dest)
 	h.Request, h.Parent = request, parent
 	h.Action = names.name(action)
-	h.Error = string(errText)
-	h.Args = append(h.Args[:0], args...)
-	h.Trace = append(h.Trace[:0], trace...)
+	h.Error = ""
+	if len(errText) > 0 {
+		h.Error = string(errText)
+	}
+	h.Args, h.Trace = h.Args[:0], h.Trace[:0]
+	if len(args) > 0 {
+		h.Args = append(h.Args, args...)
+	}
+	if len(trace) > 0 {
+		h.Trace = append(h.Trace, trace...)
+	}
 	h.Chunks = lens
 	return true
 }

@@ -46,9 +46,10 @@ const (
 	maxRingBytes          = 1 << 30
 	ringSleepLimit        = time.Second // longest futex sleep; a wake-up ends it sooner
 
-	// A spinning ring waiter lets the process's goroutines run every
-	// ringGoschedEvery looks when polling (four times as seldom
-	// otherwise), and the machine's threads every ringYieldEvery; a
+	// A spinning ring waiter that does not poll lets the process's
+	// goroutines run every 4*ringGoschedEvery looks (the progress loop
+	// every ringGoschedEvery; a polling waiter: ringPollGoschedEvery),
+	// and the machine's threads every ringYieldEvery; a
 	// sched_yield that took ringYieldTaken or more ends the spin (the
 	// TCP spinner's figures).
 	ringGoschedEvery = 4
@@ -68,15 +69,37 @@ const (
 
 	// A spinning waiter looks at its stop condition (channels closed when
 	// the peer or the port goes: a select each) every ringStopEvery
-	// looks, at its ring at every look.
-	ringStopEvery = 16
+	// looks, at its ring at every look, and at the clock every
+	// ringClockEvery looks.
+	ringStopEvery  = 16
+	ringClockEvery = 32
+
+	// A polling waiter (the port's readers in poll mode) spins on for as
+	// long as the port polls, and a look at its ring costs a few
+	// nanoseconds where a Gosched costs about 150 and a look at the clock
+	// over 100 on some machines (a virtual machine's): it lets the
+	// process's goroutines run every ringPollGoschedEvery looks, looks at
+	// the clock every ringPollClockEvery (the port's PollFor is a
+	// millisecond), and, while its yields come back at once, yields as
+	// seldom as every ringPollYieldEveryMax looks, about twice as far
+	// apart in time as with a Gosched every four looks; while they give
+	// the core away it yields as often as a blocking waiter. A goroutine
+	// a delivered parcel readies runs at once all the same (the reader
+	// lets it after each batch), and a task that polls the rings itself
+	// gets the processor at the next look (ringWait.polls). Spinning with
+	// a Gosched every four looks, the reader spent most of its time in
+	// them, and a message that came then waited for one to end.
+	ringPollGoschedEvery  = 256
+	ringPollClockEvery    = 1024
+	ringPollYieldEveryMax = 16 * ringYieldEveryMax
 )
 
 // yieldPace is how often a spinning ring waiter calls sched_yield,
 // adapted to what the yields showed (see ringYieldEveryMax): every least
-// looks at most often (ringYieldEvery when 0). It lives as long as its
-// waiter, across waits.
-type yieldPace struct{ every, least int }
+// looks at most often (ringYieldEvery when 0), every most looks at least
+// often (ringYieldEveryMax when 0). It lives as long as its waiter,
+// across waits.
+type yieldPace struct{ every, least, most int }
 
 func (y *yieldPace) floor() int {
 	if y != nil && y.least > 0 {
@@ -85,12 +108,27 @@ func (y *yieldPace) floor() int {
 	return ringYieldEvery
 }
 
-// due reports whether the waiter yields at its look i.
-func (y *yieldPace) due(i int) bool {
+func (y *yieldPace) ceil() int {
+	if y != nil && y.most > 0 {
+		return y.most
+	}
+	return ringYieldEveryMax
+}
+
+// period is how many looks apart the waiter yields now.
+func (y *yieldPace) period() int {
 	e := y.floor()
 	if y != nil && y.every > e {
 		e = y.every
 	}
+	return e
+}
+
+// due reports whether the waiter yields at its look i. A waiter that looks
+// every few nanoseconds counts down period instead: a division at every
+// look took a fifth of a polling reader's spin.
+func (y *yieldPace) due(i int) bool {
+	e := y.period()
 	return i%e == e-1
 }
 
@@ -100,8 +138,8 @@ func (y *yieldPace) took(d time.Duration) {
 	case y == nil:
 	case d >= ringYieldGave:
 		y.every = y.floor()
-	case y.every < ringYieldEveryMax:
-		y.every = min(max(2*y.every, 2*y.floor()), ringYieldEveryMax)
+	case y.every < y.ceil():
+		y.every = min(max(2*y.every, 2*y.floor()), y.ceil())
 	}
 }
 
@@ -206,13 +244,15 @@ func (s *ringSegment) close() error { return s.reg.Close() }
 
 // ring is one process's end of one ring: the writer's or the reader's.
 // pos is the writer's head (written, perhaps not yet published) or the
-// reader's tail; pub is the head the writer last published.
+// reader's tail; pub is the head the writer last published; seen is the
+// reader's tail as the writer last loaded it (see writable).
 type ring struct {
 	ctl  *ringCtl
 	data []byte
 	size uint64
 	pos  uint64
 	pub  uint64
+	seen uint64
 }
 
 // errRingCorrupt: the other side's position is impossible.
@@ -226,13 +266,24 @@ func (e *errRingCorrupt) Error() string {
 	return fmt.Sprintf("shared-memory ring corrupt: %s (head %d, tail %d, ring of %d bytes)", e.what, e.head, e.tail, e.size)
 }
 
-// writable returns how many bytes the writer may add now.
+// writable returns how many bytes the writer may add now: as many as
+// were free when it last loaded the reader's tail, as long as that leaves
+// more than a quarter of the ring; else it loads the tail again. The tail
+// lives on a cache line the reader writes after every read: loading it
+// for every message would move that line from the reader's core to the
+// writer's, a transfer between cores on the path of every message, where
+// a writer of small messages now loads it once per three quarters of a
+// ring.
 func (r *ring) writable() (uint64, error) {
+	if used := r.pos - r.seen; used < r.size-r.size/4 {
+		return r.size - used, nil
+	}
 	tail := r.ctl.tail.Load()
 	used := r.pos - tail
 	if used > r.size {
 		return 0, &errRingCorrupt{"the reader's tail is outside the ring", r.pos, tail, r.size}
 	}
+	r.seen = tail
 	return r.size - used, nil
 }
 
@@ -245,6 +296,42 @@ func (r *ring) put(b []byte, free uint64) int {
 	copy(r.data[off:off+n], b)
 	r.pos += n
 	return int(n)
+}
+
+// putFrame writes the frame of h and chunks into the ring at once, its
+// header encoded in place, when the whole frame is at most limit bytes
+// and fits, contiguous, in the room the writer knows of (writable); it
+// returns the frame's length, or 0 when the frame does not fit so and
+// the caller writes it piece by piece (put). publish makes it visible.
+// h must be one checkSend passed. A small parcel so costs no copy of its
+// header through a buffer and no loop over its pieces.
+func (r *ring) putFrame(h *Header, chunks [][]byte, limit int) (int, error) {
+	body := 0
+	for _, c := range chunks {
+		body += len(c)
+	}
+	need := FrameHeadLen + headerFixedMax + len(h.Action) + len(h.Error) + len(h.Args) + len(h.Trace) + 9*len(chunks) + body
+	if need > limit {
+		return 0, nil
+	}
+	free, err := r.writable()
+	if err != nil {
+		return 0, err
+	}
+	off := r.pos & (r.size - 1)
+	if uint64(need) > free || uint64(need) > r.size-off {
+		return 0, nil
+	}
+	w := r.data[off : off+uint64(need) : off+uint64(need)]
+	hlen := len(appendHeader(w[FrameHeadLen:FrameHeadLen], h, chunks)) // in place: w has the room
+	binary.LittleEndian.PutUint64(w, uint64(body+hlen))
+	binary.LittleEndian.PutUint32(w[8:], uint32(hlen))
+	n := FrameHeadLen + hlen
+	for _, c := range chunks {
+		n += copy(w[n:], c)
+	}
+	r.pos += uint64(n)
+	return n, nil
 }
 
 // publish makes what the writer put visible to the reader and reports
@@ -330,7 +417,7 @@ type ringWait struct {
 	pace    *yieldPace // how often to sched_yield; nil: every ringYieldEvery looks
 	// polls, if not nil, counts the port's Polls: while it moves between
 	// looks a task reads the rings itself, and the waiter gives it the
-	// processor at once rather than after ringGoschedEvery looks.
+	// processor at once rather than after ringPollGoschedEvery looks.
 	polls *atomic.Uint64
 }
 
@@ -347,7 +434,17 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 		}
 		var start time.Time
 		var polls uint64
-		for i := 1; ; i++ {
+		// Masks, not moduli: the counts are powers of two, and a division
+		// at every look would cost more than the look.
+		gosched, clock := uint(4*ringGoschedEvery-1), uint(ringClockEvery-1)
+		if w.poll {
+			gosched, clock = ringPollGoschedEvery-1, ringPollClockEvery-1
+			if w.pace != nil && w.pace.most == 0 {
+				w.pace.most = ringPollYieldEveryMax // the pace lives across waits: set once
+			}
+		}
+		yieldIn := w.pace.period()
+		for i := uint(1); ; i++ {
 			if w.polls != nil {
 				// Before the look at the ring: a task that polls takes
 				// what comes itself.
@@ -363,10 +460,10 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 				}
 				return
 			}
-			if i%ringGoschedEvery == 0 && (w.poll || i%(4*ringGoschedEvery) == 0) {
+			if i&gosched == 0 {
 				goruntime.Gosched()
 			}
-			if w.pace.due(i) {
+			if yieldIn--; yieldIn <= 0 {
 				// As the TCP spinner: a sched_yield that gave the core
 				// away for long means the cores are shared, and spinning
 				// on would take one from the process the ring waits for.
@@ -374,11 +471,12 @@ func (w ringWait) wait(seq, sleeps *atomic.Uint32, ready, stop func() bool) {
 				ringYield()
 				took := time.Since(t0)
 				w.pace.took(took)
+				yieldIn = w.pace.period()
 				if took >= ringYieldTaken {
 					break
 				}
 			}
-			if i%32 == 0 {
+			if i&clock == 0 {
 				now := time.Now()
 				if start.IsZero() {
 					start = now

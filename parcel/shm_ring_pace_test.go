@@ -1,6 +1,7 @@
 package parcel
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -57,5 +58,32 @@ func TestYieldPaceAdapts(t *testing.T) {
 	loop.took(time.Millisecond)
 	if got := yields(loop, 100); got != 100 {
 		t.Fatalf("the loop's pace after a yield that gave the core away: %d yields in 100 looks, want 100", got)
+	}
+}
+
+// A polling reader's pace slows down further while its yields come back
+// at once (ringPollYieldEveryMax), and comes back to every
+// ringYieldEvery looks after a yield that gave the core away.
+func TestPollingYieldPace(t *testing.T) {
+	y := new(yieldPace)
+	w := ringWait{spin: time.Nanosecond, poll: true, pace: y}
+	w.wait(new(atomic.Uint32), new(atomic.Uint32), func() bool { return true }, func() bool { return false })
+	if y.most != 0 {
+		t.Fatalf("a wait that found its ring ready at once set the pace's ceiling to %d", y.most)
+	}
+	looks := 0
+	w.wait(new(atomic.Uint32), new(atomic.Uint32), func() bool { looks++; return looks > 2 }, func() bool { return false })
+	if y.most != ringPollYieldEveryMax {
+		t.Fatalf("a polling wait left the pace's ceiling at %d, want %d", y.most, ringPollYieldEveryMax)
+	}
+	for range 32 {
+		y.took(0)
+	}
+	if y.every != ringPollYieldEveryMax {
+		t.Fatalf("after 32 quick yields a polling reader yields every %d looks, want %d", y.every, ringPollYieldEveryMax)
+	}
+	y.took(ringYieldGave)
+	if !y.due(ringYieldEvery - 1) {
+		t.Fatalf("after a yield that gave the core away a polling reader does not yield after %d looks", ringYieldEvery)
 	}
 }

@@ -1,18 +1,22 @@
 package runtime
 
 import (
+	"context"
+
 	"github.com/tessera-amt/tessera/parcel"
 )
 
 // The receiving side's path of a direct call and of a reply when the
 // parcelport reuses a parcel's memory for the next one it reads
-// (parcel.Recycler): what the runtime keeps of such a parcel — the small
+// (parcel.Recycler). A reply: what the runtime keeps of it — the small
 // chunks the port read into the parcel's own room, which a []byte or
-// []float64 argument or result is a view of — is copied into memory of
-// the call's own (smallRoom), so that the parcel itself is free once
-// ReceiveOnce returns. A round trip of a direct action then allocates the
-// caller's future and the callee's serving, each with its room, and
-// nothing for the parcels.
+// []float64 result is a view of — is copied into memory of the call's own
+// (smallRoom), so that the parcel itself is free once ReceiveOnce
+// returns. A direct call run on the reader keeps nothing past the action's
+// return (RegisterDirect's contract): its arguments are views of the
+// parcel, and its serving — the task, the reply's parcel — is kept in its
+// action's entry for the next call. A round trip of a direct action then
+// allocates the caller's future with its room, and nothing else.
 
 // ReceiveOnce implements parcel.Recycler: replies and the direct calls
 // that run on the reader keep nothing of their parcel; other parcels go
@@ -25,21 +29,26 @@ func (ph *portHandler) ReceiveOnce(p *parcel.Parcel) bool {
 		return len(p.Chunks) > ownedChunks
 	case parcel.KindCall:
 		e := rt.reg.lookup(p.Header.Action)
-		if e == nil || !e.direct || len(p.Chunks) > ownedChunks {
+		if e == nil || !e.direct {
 			rt.serve(p)
 			return true
 		}
 		rt.served.Add(1)
-		ds := &directServing{}
-		ds.serving = serving{rt: rt, call: p, e: e}
-		if len(p.Chunks) > 0 {
-			p.Chunks = ds.room.own(ds.chunks[:0], p.Chunks, nil)
+		ds := e.spare.Swap(nil)
+		if ds == nil {
+			ds = new(directServing)
 		}
-		ds.t.job = &ds.serving
+		ds.serving = serving{rt: rt, call: p, e: e}
+		ds.t.job = ds
 		if rt.sched.runHere(&ds.t, rt.ctx, p.Header.Parent, e.name) {
-			ds.call = nil // run and answered: nothing reads the parcel again
+			// Run and answered: nothing reads the parcel or the serving
+			// again, and the next call of the action takes the serving.
+			ds.serving = serving{}
+			e.spare.Store(ds)
 			return false
 		}
+		// Every lane is busy: it runs as a task later, and the parcel is
+		// kept until then.
 		rt.sched.submit(&ds.t, rt.ctx, p.Header.Parent, e.name)
 		return true
 	}
@@ -47,17 +56,40 @@ func (ph *portHandler) ReceiveOnce(p *parcel.Parcel) bool {
 	return true
 }
 
+// directServing is a direct call served on the reader, with the parcel of
+// its reply: after the call ran on the reader it serves the action's next
+// call (actionEntry.spare), so a direct call costs no allocation.
+type directServing struct {
+	serving
+	out outParcel
+}
+
+// run is the task: serving.run with the reply in ds's own parcel rather
+// than one from the locality's pool.
+func (ds *directServing) run(ctx context.Context) {
+	rt, h := ds.rt, &ds.call.Header
+	var endSpan func(error)
+	if rt.cfg.Spans != nil {
+		ctx, endSpan = rt.startServeSpan(ctx, h.Source, ds.e.name, h.Trace)
+	}
+	out := &ds.out
+	args, chunks, code, err := ds.e.serve(ctx, h.Args, ds.call.Chunks, out.args[:0], out.chunks[:0])
+	if endSpan != nil {
+		endSpan(err)
+	}
+	if err != nil {
+		args, chunks = rt.reg.sentinelOf(err), nil // so errors.Is works on the caller
+	}
+	ds.send(out, args, chunks, code, err)
+	// Keep none of the result's memory alive (a port's Send is done with
+	// the parcel once it returns).
+	out.p = parcel.Parcel{}
+	out.chunks = [2][]byte{}
+}
+
 // ownedChunks is how many chunks of a parcel a call or a reply copies
 // into its own memory: the parcels of more are kept.
 const ownedChunks = 2
-
-// directServing is a direct call served on the reader, with room for its
-// small chunks.
-type directServing struct {
-	serving
-	room   smallRoom
-	chunks [ownedChunks][]byte
-}
 
 // smallRoom is memory of a call's own for the small chunks of a parcel
 // (up to parcel.SmallChunks bytes in all, each 8-byte aligned), which
