@@ -43,9 +43,23 @@ func (u *UCX) sendCopied(p *ucxPeer, hdr []byte, chunks [][]byte) error {
 	var op *ucxOp
 	if !done {
 		op = &ucxOp{done: make(chan error, 1), cmem: u.w.takeScratch()}
+	}
+	if err = u.settle(p, id, op, err); err != nil {
+		return u.verdict(p, err)
+	}
+	return nil
+}
+
+// settle ends a send that UCX took as message id: it counts the message
+// in p's sequence unless UCX refused it at once, wakes the progress
+// goroutine when it sleeps or op (UCX did not finish at once; nil
+// otherwise) needs it, and waits for op. The caller holds u.w.mu, which
+// settle unlocks; err is UCX's at once.
+func (u *UCX) settle(p *ucxPeer, id uint64, op *ucxOp, err error) error {
+	if op != nil {
 		u.ops[id] = op
 	}
-	if !done || err == nil {
+	if op != nil || err == nil {
 		p.seq++
 	}
 	sleeping := u.sleeping.Load()
@@ -56,10 +70,7 @@ func (u *UCX) sendCopied(p *ucxPeer, hdr []byte, chunks [][]byte) error {
 	if op != nil {
 		err = <-op.done
 	}
-	if err != nil {
-		return u.verdict(p, err)
-	}
-	return nil
+	return err
 }
 
 // sendPinned sends a message from its own memory, pinned until UCX is
@@ -107,19 +118,9 @@ func (u *UCX) sendPinned(p *ucxPeer, head []byte, chunks [][]byte, wire int64) e
 	var op *ucxOp
 	if !done {
 		op = &ucxOp{done: make(chan error, 1), iov: v}
-		u.ops[id] = op
 	}
-	if !done || err == nil {
-		p.seq++
-	}
-	sleeping := u.sleeping.Load()
-	u.w.mu.Unlock()
-	if op != nil || sleeping {
-		u.w.signal()
-	}
-	if op != nil {
-		err = <-op.done
-	} else {
+	err = u.settle(p, id, op, err)
+	if op == nil {
 		v.free()
 	}
 	goruntime.KeepAlive(hdr)

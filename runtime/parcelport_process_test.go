@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessera-amt/tessera/internal/jobtest"
 )
 
 // The process tests again with every locality on the nbio parcelport
@@ -14,17 +16,7 @@ import (
 func TestProcessNBIO(t *testing.T) {
 	t.Setenv("TESSERA_PARCELPORT", ParcelportNBIO)
 	t.Run("Collectives", func(t *testing.T) {
-		job := startProcesses(t, colljob, 4)
-		for i, p := range job.Procs {
-			select {
-			case <-p.Done:
-			case <-time.After(60 * time.Second):
-				t.Fatalf("locality %d did not finish in 60 s; stdout:\n%s\nstderr:\n%s", i, p.Stdout, p.Stderr)
-			}
-			want := fmt.Sprintf("locality %d ok", i)
-			if code := p.ExitCode(); code != 0 || !strings.Contains(p.Stdout.String(), want) {
-				t.Errorf("locality %d: exit %d, stdout:\n%s\nstderr:\n%s", i, code, p.Stdout, p.Stderr)
-			}
+		for i, p := range checkCollJob(t, 4, 0) {
 			// nbio announces its engine on standard output.
 			if engine := fmt.Sprintf("NBIO Engine[tessera-L%d]", i); !strings.Contains(p.Stdout.String(), engine) {
 				t.Errorf("locality %d did not run on nbio (no %q in its output):\n%s", i, engine, p.Stdout)
@@ -58,9 +50,9 @@ func TestProcessTCP(t *testing.T) {
 	t.Run("WrongSecret", TestProcessWrongSecretIsRejectedAndJobGoesOn)
 }
 
-// checkCollJob runs colljob's checks on n localities and wants each to
-// pass with shared of its peers in shared memory.
-func checkCollJob(t *testing.T, n, shared int) {
+// checkCollJob runs colljob's checks on n localities, wants each to pass
+// with shared of its peers in shared memory, and returns the processes.
+func checkCollJob(t *testing.T, n, shared int) []*jobtest.Proc {
 	job := startProcesses(t, colljob, n)
 	for i, p := range job.Procs {
 		select {
@@ -76,6 +68,7 @@ func checkCollJob(t *testing.T, n, shared int) {
 			t.Errorf("locality %d: want %q in its output:\n%s\nstderr:\n%s", i, line, p.Stdout, p.Stderr)
 		}
 	}
+	return job.Procs
 }
 
 func TestProcessUnknownParcelport(t *testing.T) {
