@@ -103,10 +103,13 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	}
 	c := &remoteCall[R]{rt: rt, res: act.res}
 	c.f.sched = rt.sched
-	out := rt.outs.get()
-	defer rt.outs.put(out) // Send is done with it once it returns
+	out := rt.sched.spareOut.Swap(nil)
+	if out == nil {
+		out = rt.outs.get()
+	}
 	b, chunks, err := act.args.encode(args, out.args[:0], out.chunks[:0])
 	if err != nil {
+		putOut(rt, out)
 		c.f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("encoding arguments: %w", err)})
 		return &c.f
 	}
@@ -119,7 +122,17 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		out.p.Header.Trace, c.end = rt.startCallSpan(ctx, target.loc, act.span, parent)
 	}
 	rt.call(ctx, &c.pc, &out.p)
+	putOut(rt, out) // Send is done with it once it returns
 	return &c.f
+}
+
+// putOut empties out, so that it keeps none of a caller's memory alive,
+// and keeps it for the next call, or gives it to the pool.
+func putOut(rt *Runtime, out *outParcel) {
+	*out = outParcel{}
+	if !rt.sched.spareOut.CompareAndSwap(nil, out) {
+		rt.outs.pool.Put(out)
+	}
 }
 
 // remoteCall is a call of an action on another locality, in one

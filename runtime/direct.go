@@ -28,10 +28,16 @@ func (ph *portHandler) ReceiveOnce(p *parcel.Parcel) bool {
 		ph.Receive(p) // remoteCall.reply copies what it keeps of up to 2 chunks
 		return len(p.Chunks) > ownedChunks
 	case parcel.KindCall:
-		e := rt.reg.lookup(p.Header.Action)
-		if e == nil || !e.direct {
-			rt.serve(p)
-			return true
+		// The port interns action names, so a call of the action served
+		// last compares its name by pointer. Entries never change once
+		// registered.
+		e := rt.sched.lastDirect.Load()
+		if e == nil || e.name != p.Header.Action {
+			if e = rt.reg.lookup(p.Header.Action); e == nil || !e.direct {
+				rt.serve(p)
+				return true
+			}
+			rt.sched.lastDirect.Store(e)
 		}
 		rt.served.Add(1)
 		ds := e.spare.Swap(nil)
