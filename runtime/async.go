@@ -101,8 +101,9 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	if target.loc >= rt.n {
 		return MakeFailed[R](&ActionError{target.loc, act.name, fmt.Errorf("no such locality (the job has %d)", rt.n)})
 	}
-	c := &remoteCall[R]{rt: rt, res: act.res}
+	c := &remoteCall[R]{rt: rt, res: act.res, pc: pendingCall{dest: target.loc, action: act.name, bufs: bufs}}
 	c.f.sched = rt.sched
+	c.pc.to = c
 	out := rt.sched.spareOut.Swap(nil)
 	if out == nil {
 		out = rt.outs.get()
@@ -117,7 +118,6 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		Header: parcel.Header{Kind: parcel.KindCall, Dest: target.loc, Action: act.name, Parent: parent, Args: b},
 		Chunks: chunks,
 	}
-	c.pc = pendingCall{dest: target.loc, action: act.name, bufs: bufs, to: c}
 	if rt.cfg.Spans != nil {
 		out.p.Header.Trace, c.end = rt.startCallSpan(ctx, target.loc, act.span, parent)
 	}
@@ -126,12 +126,15 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	return &c.f
 }
 
-// putOut empties out, so that it keeps none of a caller's memory alive,
-// and keeps it for the next call, or gives it to the pool.
+// putOut keeps out for the next call, or gives it to the pool. It drops
+// what out refers to beyond its own memory and the registry's names — the
+// caller's chunks and trace context — so that it keeps none of a caller's
+// memory alive; the next call sets the whole parcel again.
 func putOut(rt *Runtime, out *outParcel) {
-	*out = outParcel{}
+	out.p.Chunks, out.p.Header.Trace = nil, nil
+	out.chunks = [2][]byte{}
 	if !rt.sched.spareOut.CompareAndSwap(nil, out) {
-		rt.outs.pool.Put(out)
+		rt.outs.put(out)
 	}
 }
 

@@ -53,9 +53,10 @@ type scheduler struct {
 	// emptied, for the next one (asyncInto): a swap costs less than a
 	// sync.Pool's Get and Put. Calls sent meanwhile take the pool's.
 	spareOut atomic.Pointer[outParcel]
-	// lastDirect is the direct action a reader served last, looked up
-	// without the registry's map while calls keep naming it (direct.go).
-	lastDirect atomic.Pointer[actionEntry]
+	// lastDirect is the direct action a reader served last, under the
+	// name its call carried, looked up without the registry's map while
+	// calls keep naming it (direct.go).
+	lastDirect atomic.Pointer[directName]
 
 	namesMu sync.Mutex
 }
