@@ -256,6 +256,13 @@ func (s *SHM) slot(id uint32, create bool) *shmPeer {
 // to it is upgraded, else over TCP.
 func (s *SHM) Send(ctx context.Context, pc *Parcel) error {
 	pc.Header.Source = s.cfg.Locality
+	// The peers' view first, as slot does, without its call: every Send
+	// to a peer on a ring takes this way.
+	if v := s.view.Load(); v != nil && pc.Header.Dest < uint32(len(*v)) {
+		if p := (*v)[pc.Header.Dest]; p != nil && p.onRing.Load() {
+			return s.sendRing(ctx, p, pc)
+		}
+	}
 	p := s.slot(pc.Header.Dest, true)
 	if p == nil {
 		return s.tcp.Send(ctx, pc) // it says why not

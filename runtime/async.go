@@ -101,12 +101,16 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 	if target.loc >= rt.n {
 		return MakeFailed[R](&ActionError{target.loc, act.name, fmt.Errorf("no such locality (the job has %d)", rt.n)})
 	}
-	c := &remoteCall[R]{rt: rt, res: act.res}
+	c := &remoteCall[R]{rt: rt, res: act.res, pc: pendingCall{dest: target.loc, action: act.name, bufs: bufs}}
 	c.f.sched = rt.sched
-	out := rt.outs.get()
-	defer rt.outs.put(out) // Send is done with it once it returns
+	c.pc.to = c
+	out := rt.sched.spareOut.Swap(nil)
+	if out == nil {
+		out = rt.outs.get()
+	}
 	b, chunks, err := act.args.encode(args, out.args[:0], out.chunks[:0])
 	if err != nil {
+		putOut(rt, out)
 		c.f.set(*new(R), &ActionError{target.loc, act.name, fmt.Errorf("encoding arguments: %w", err)})
 		return &c.f
 	}
@@ -114,12 +118,24 @@ func asyncInto[A, R any](ctx context.Context, target Target, act Action[A, R], a
 		Header: parcel.Header{Kind: parcel.KindCall, Dest: target.loc, Action: act.name, Parent: parent, Args: b},
 		Chunks: chunks,
 	}
-	c.pc = pendingCall{dest: target.loc, action: act.name, bufs: bufs, to: c}
 	if rt.cfg.Spans != nil {
 		out.p.Header.Trace, c.end = rt.startCallSpan(ctx, target.loc, act.span, parent)
 	}
 	rt.call(ctx, &c.pc, &out.p)
+	putOut(rt, out) // Send is done with it once it returns
 	return &c.f
+}
+
+// putOut keeps out for the next call, or gives it to the pool. It drops
+// what out refers to beyond its own memory and the registry's names — the
+// caller's chunks and trace context — so that it keeps none of a caller's
+// memory alive; the next call sets the whole parcel again.
+func putOut(rt *Runtime, out *outParcel) {
+	out.p.Chunks, out.p.Header.Trace = nil, nil
+	out.chunks = [2][]byte{}
+	if !rt.sched.spareOut.CompareAndSwap(nil, out) {
+		rt.outs.put(out)
+	}
 }
 
 // remoteCall is a call of an action on another locality, in one

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/tessera-amt/tessera/parcel"
 )
@@ -28,10 +29,13 @@ func (ph *portHandler) ReceiveOnce(p *parcel.Parcel) bool {
 		ph.Receive(p) // remoteCall.reply copies what it keeps of up to 2 chunks
 		return len(p.Chunks) > ownedChunks
 	case parcel.KindCall:
-		e := rt.reg.lookup(p.Header.Action)
-		if e == nil || !e.direct {
-			rt.serve(p)
-			return true
+		e := rt.sched.lastDirect.Load().entry(p.Header.Action)
+		if e == nil {
+			if e = rt.reg.lookup(p.Header.Action); e == nil || !e.direct {
+				rt.serve(p)
+				return true
+			}
+			rt.sched.lastDirect.Store(&directName{p.Header.Action, e})
 		}
 		rt.served.Add(1)
 		ds := e.spare.Swap(nil)
@@ -54,6 +58,23 @@ func (ph *portHandler) ReceiveOnce(p *parcel.Parcel) bool {
 	}
 	ph.Receive(p)
 	return true
+}
+
+// directName is a direct action's entry under the name a call carried.
+// The port interns action names, so the next call of the action carries
+// the same string: entry compares its bytes' address, not the bytes.
+// Entries never change once registered.
+type directName struct {
+	name string
+	e    *actionEntry
+}
+
+// entry returns the entry of the action named name if d is its, else nil.
+func (d *directName) entry(name string) *actionEntry {
+	if d == nil || len(d.name) != len(name) || unsafe.StringData(d.name) != unsafe.StringData(name) {
+		return nil
+	}
+	return d.e
 }
 
 // directServing is a direct call served on the reader, with the parcel of

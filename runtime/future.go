@@ -57,7 +57,9 @@ func (f *Future[T]) set(v T, err error) bool {
 	}
 	f.val, f.err = v, err
 	f.ready.Store(true)
-	f.producer.Store(nil)
+	if f.producer.Load() != nil { // a remote call's never has one: no store
+		f.producer.Store(nil)
+	}
 	if f.wait != nil {
 		close(f.wait)
 	}

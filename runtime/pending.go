@@ -13,13 +13,15 @@ const pendingRing = 256
 // pendingTable holds the calls this locality sent whose replies have not
 // come, by request id. Request ids are handed out in sequence, so the
 // call with id i sits in ring slot i mod pendingRing: putting, finding and
-// taking one touches one slot, without hashing; only a call still pending
-// when the ids come round again goes to the map.
+// taking one touches one slot, without hashing or a lock (a slot is an
+// atomic pointer: put fills an empty one, take empties the one holding
+// its call); only a call still pending when the ids come round again goes
+// to the map, under mu.
 type pendingTable struct {
 	mu   sync.Mutex
-	ring [pendingRing]*pendingCall
-	more map[uint64]*pendingCall // calls whose ring slot was taken
-	n    int                     // calls held
+	ring [pendingRing]atomic.Pointer[pendingCall]
+	more map[uint64]*pendingCall // calls whose ring slot was taken; guarded by mu
+	n    atomic.Int64            // calls held
 	// bufs counts the calls held that read their reply into the caller's
 	// memory (AsyncInto): while it is 0, a reply's chunks need no look-up.
 	bufs atomic.Int64
@@ -31,47 +33,44 @@ func (t *pendingTable) put(id uint64, pc *pendingCall) {
 	if len(pc.bufs) > 0 {
 		t.bufs.Add(1)
 	}
-	t.mu.Lock()
-	if s := &t.ring[id%pendingRing]; *s == nil {
-		*s = pc
-	} else {
-		if t.more == nil {
-			t.more = make(map[uint64]*pendingCall)
-		}
-		t.more[id] = pc
+	t.n.Add(1)
+	if t.ring[id%pendingRing].CompareAndSwap(nil, pc) {
+		return
 	}
-	t.n++
+	t.mu.Lock()
+	if t.more == nil {
+		t.more = make(map[uint64]*pendingCall)
+	}
+	t.more[id] = pc
 	t.mu.Unlock()
 }
 
 // find returns the call held under id, or nil.
 func (t *pendingTable) find(id uint64) *pendingCall {
+	if pc := t.ring[id%pendingRing].Load(); pc != nil && pc.id == id {
+		return pc
+	}
 	t.mu.Lock()
-	pc := t.findLocked(id)
+	pc := t.more[id]
 	t.mu.Unlock()
 	return pc
 }
 
-func (t *pendingTable) findLocked(id uint64) *pendingCall {
-	if pc := t.ring[id%pendingRing]; pc != nil && pc.id == id {
-		return pc
-	}
-	return t.more[id]
-}
-
 // take removes and returns the call held under id, or nil.
 func (t *pendingTable) take(id uint64) *pendingCall {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	pc := t.ring[id%pendingRing]
-	if pc != nil && pc.id == id {
-		t.ring[id%pendingRing] = nil
-	} else if pc = t.more[id]; pc != nil {
-		delete(t.more, id)
-	} else {
-		return nil
+	s := &t.ring[id%pendingRing]
+	pc := s.Load()
+	if pc == nil || pc.id != id || !s.CompareAndSwap(pc, nil) {
+		t.mu.Lock()
+		if pc = t.more[id]; pc != nil {
+			delete(t.more, id)
+		}
+		t.mu.Unlock()
+		if pc == nil {
+			return nil
+		}
 	}
-	t.n--
+	t.n.Add(-1)
 	if len(pc.bufs) > 0 {
 		t.bufs.Add(-1)
 	}
@@ -79,27 +78,29 @@ func (t *pendingTable) take(id uint64) *pendingCall {
 }
 
 // len returns how many calls are held.
-func (t *pendingTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.n
-}
+func (t *pendingTable) len() int { return int(t.n.Load()) }
 
 // drain removes and returns every call held.
 func (t *pendingTable) drain() []*pendingCall {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]*pendingCall, 0, t.n)
-	for i, pc := range t.ring {
-		if pc != nil {
+	var out []*pendingCall
+	for i := range t.ring {
+		if pc := t.ring[i].Swap(nil); pc != nil {
 			out = append(out, pc)
-			t.ring[i] = nil
 		}
 	}
 	for _, pc := range t.more {
 		out = append(out, pc)
 	}
-	t.more, t.n = nil, 0
-	t.bufs.Store(0)
+	t.more = nil
+	var bufs int64
+	for _, pc := range out {
+		if len(pc.bufs) > 0 {
+			bufs++
+		}
+	}
+	t.n.Add(-int64(len(out)))
+	t.bufs.Add(-bufs)
 	return out
 }

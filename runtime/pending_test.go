@@ -44,7 +44,7 @@ func TestPendingTableRingAndOverflow(t *testing.T) {
 	next := uint64(len(calls) + 1)
 	var c pendingCall
 	tab.put(next, &c)
-	if tab.ring[next%pendingRing] != &c && tab.more[next] != &c {
+	if tab.ring[next%pendingRing].Load() != &c && tab.more[next] != &c {
 		t.Fatal("the call put last is neither in the ring nor in the map")
 	}
 	left := tab.drain()

@@ -49,6 +49,15 @@ type scheduler struct {
 	yields   atomic.Uint64
 	queued   atomic.Int64 // tasks waiting in queue that nobody claimed, readable without the lock
 
+	// spareOut is the parcel of the last call sent to another locality,
+	// emptied, for the next one (asyncInto): a swap costs less than a
+	// sync.Pool's Get and Put. Calls sent meanwhile take the pool's.
+	spareOut atomic.Pointer[outParcel]
+	// lastDirect is the direct action a reader served last, under the
+	// name its call carried, looked up without the registry's map while
+	// calls keep naming it (direct.go).
+	lastDirect atomic.Pointer[directName]
+
 	namesMu sync.Mutex
 }
 
