@@ -44,12 +44,19 @@ const headerFields = 12
 // parent (9), the prefixes of two strs, two bins and the chunk list (5).
 const headerFixedMax = 2 + 2*2 + 2*5 + 2*9 + 5*5
 
+// headerMax bounds the bytes of h encoded with nchunks chunk lengths:
+// what appendHeader takes room for, and the cheap bound the shm port's
+// in-place writes go by.
+func headerMax(h *Header, nchunks int) int {
+	return headerFixedMax + len(h.Action) + len(h.Error) + len(h.Args) + len(h.Trace) + 9*nchunks
+}
+
 // appendHeader appends h, with this build's HeaderVersion and the lengths
 // of chunks as its chunk list, as Header.MarshalMsg would encode it. It
 // takes the room once and writes each field in place: it is on the path
 // of every parcel.
 func appendHeader(b []byte, h *Header, chunks [][]byte) []byte {
-	need := headerFixedMax + len(h.Action) + len(h.Error) + len(h.Args) + len(h.Trace) + 9*len(chunks)
+	need := headerMax(h, len(chunks))
 	start := len(b)
 	b = slices.Grow(b, need)
 	w := b[start : start+need]

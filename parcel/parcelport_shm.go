@@ -219,11 +219,20 @@ func (s *SHM) SharedMemory(peer uint32) bool {
 // reader spinning on its ring, or a TCP reader polling its socket.
 func (s *SHM) Polling() bool { return s.polling.Load() > 0 || s.tcp.Polling() }
 
+// known returns the record of peer id, or nil if it has none yet: a look
+// at the peers' view, cheap enough for every Send.
+func (s *SHM) known(id uint32) *shmPeer {
+	if v := s.view.Load(); v != nil && id < uint32(len(*v)) {
+		return (*v)[id]
+	}
+	return nil
+}
+
 // slot returns the record of peer, creating it if create and the TCP port
 // knows the peer; nil otherwise.
 func (s *SHM) slot(id uint32, create bool) *shmPeer {
-	if v := s.view.Load(); v != nil && id < uint32(len(*v)) && (*v)[id] != nil {
-		return (*v)[id]
+	if p := s.known(id); p != nil {
+		return p
 	}
 	if !create {
 		return nil
@@ -256,14 +265,10 @@ func (s *SHM) slot(id uint32, create bool) *shmPeer {
 // to it is upgraded, else over TCP.
 func (s *SHM) Send(ctx context.Context, pc *Parcel) error {
 	pc.Header.Source = s.cfg.Locality
-	// The peers' view first, as slot does, without its call: every Send
-	// to a peer on a ring takes this way.
-	if v := s.view.Load(); v != nil && pc.Header.Dest < uint32(len(*v)) {
-		if p := (*v)[pc.Header.Dest]; p != nil && p.onRing.Load() {
-			return s.sendRing(ctx, p, pc)
-		}
+	p := s.known(pc.Header.Dest)
+	if p == nil {
+		p = s.slot(pc.Header.Dest, true)
 	}
-	p := s.slot(pc.Header.Dest, true)
 	if p == nil {
 		return s.tcp.Send(ctx, pc) // it says why not
 	}

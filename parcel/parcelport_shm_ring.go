@@ -78,7 +78,7 @@ func smallSend(pc *Parcel, maxFrame int64) bool {
 	if h.Kind < KindCall || h.Kind >= KindHeartbeat {
 		return false
 	}
-	need := FrameHeadLen + headerFixedMax + len(h.Action) + len(h.Error) + len(h.Args) + len(h.Trace) + 9*len(pc.Chunks)
+	need := FrameHeadLen + headerMax(h, len(pc.Chunks))
 	for _, c := range pc.Chunks {
 		need += len(c)
 	}

@@ -310,7 +310,7 @@ func (r *ring) putFrame(h *Header, chunks [][]byte, limit int) (int, error) {
 	for _, c := range chunks {
 		body += len(c)
 	}
-	need := FrameHeadLen + headerFixedMax + len(h.Action) + len(h.Error) + len(h.Args) + len(h.Trace) + 9*len(chunks) + body
+	need := FrameHeadLen + headerMax(h, len(chunks)) + body
 	if need > limit {
 		return 0, nil
 	}

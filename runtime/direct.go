@@ -88,24 +88,11 @@ type directServing struct {
 // run is the task: serving.run with the reply in ds's own parcel rather
 // than one from the locality's pool.
 func (ds *directServing) run(ctx context.Context) {
-	rt, h := ds.rt, &ds.call.Header
-	var endSpan func(error)
-	if rt.cfg.Spans != nil {
-		ctx, endSpan = rt.startServeSpan(ctx, h.Source, ds.e.name, h.Trace)
-	}
-	out := &ds.out
-	args, chunks, code, err := ds.e.serve(ctx, h.Args, ds.call.Chunks, out.args[:0], out.chunks[:0])
-	if endSpan != nil {
-		endSpan(err)
-	}
-	if err != nil {
-		args, chunks = rt.reg.sentinelOf(err), nil // so errors.Is works on the caller
-	}
-	ds.send(out, args, chunks, code, err)
+	ds.reply(ctx, &ds.out)
 	// Keep none of the result's memory alive (a port's Send is done with
 	// the parcel once it returns).
-	out.p = parcel.Parcel{}
-	out.chunks = [2][]byte{}
+	ds.out.p = parcel.Parcel{}
+	ds.out.chunks = [2][]byte{}
 }
 
 // ownedChunks is how many chunks of a parcel a call or a reply copies

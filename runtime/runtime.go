@@ -410,13 +410,18 @@ type serving struct {
 
 // run is the task: it runs the action and replies.
 func (sv *serving) run(ctx context.Context) {
+	out := sv.rt.outs.get()
+	defer sv.rt.outs.put(out)
+	sv.reply(ctx, out)
+}
+
+// reply runs the action and replies in out.
+func (sv *serving) reply(ctx context.Context, out *outParcel) {
 	rt, h := sv.rt, &sv.call.Header
 	var endSpan func(error)
 	if rt.cfg.Spans != nil {
 		ctx, endSpan = rt.startServeSpan(ctx, h.Source, sv.e.name, h.Trace)
 	}
-	out := rt.outs.get()
-	defer rt.outs.put(out)
 	args, chunks, code, err := sv.e.serve(ctx, h.Args, sv.call.Chunks, out.args[:0], out.chunks[:0])
 	if endSpan != nil {
 		endSpan(err)
