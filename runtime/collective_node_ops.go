@@ -3,9 +3,8 @@ package runtime
 import (
 	"fmt"
 
-	"github.com/tessera-amt/tessera/runtime/internal/nodecoll"
-
 	"github.com/tessera-amt/tessera/runtime/internal/collective"
+	"github.com/tessera-amt/tessera/runtime/internal/nodecoll"
 )
 
 // The operations on a communicator's board (collective_node.go). Each
